@@ -1,0 +1,238 @@
+import {
+  type AttentionSpec,
+  type Backend,
+  type BinaryOp,
+  type CompareOp,
+  type DataId,
+  type DType,
+  type FusedKernels,
+  type HostArray,
+  type MatmulSpec,
+  normalAt,
+  type RandomKind,
+  type ReduceDims,
+  type ReduceOp,
+  type Shape,
+  sizeOf,
+  type TensorInfo,
+  type UnaryOp,
+  uniformAt,
+} from '@loom/tensor';
+import { binaryFn, broadcastBinary, compareFns, forEachBroadcast } from './binary';
+import { attentionKernel } from './fused/attention';
+import { layernormKernel, rmsnormKernel } from './fused/norm';
+import { ropeKernel } from './fused/rope';
+import { crossEntropyKernel, softmaxKernel } from './fused/softmax';
+import { gatherKernel, scatterAddKernel } from './indexing';
+import { matmulInto } from './matmul';
+import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
+import { argmaxKernel, reduceKernel } from './reduce';
+import { CpuStorage } from './storage';
+import { unaryFns, unaryKernel } from './unary';
+
+/** The reference backend: every kernel on host typed arrays, eagerly. */
+export class CpuBackend implements Backend {
+  readonly name = 'cpu';
+  readonly #store = new Map<DataId, CpuStorage>();
+  readonly fused: FusedKernels;
+
+  constructor() {
+    this.fused = {
+      rmsnorm: (x, w, eps) => this.#out('f32', sizeOf(x.shape), (o) => rmsnormKernel(this.#f32(x), this.#f32(w), eps, o.f32)),
+      layernorm: (x, w, b, eps) =>
+        this.#out('f32', sizeOf(x.shape), (o) =>
+          layernormKernel(this.#f32(x), this.#f32(w), this.#f32(b), eps, o.f32),
+        ),
+      rope: (x, offset, theta) =>
+        this.#out('f32', sizeOf(x.shape), (o) => ropeKernel(this.#f32(x), x.shape, offset, theta, o.f32)),
+      attention: (q, k, v, spec: AttentionSpec) =>
+        this.#out('f32', sizeOf(q.shape), (o) =>
+          attentionKernel(this.#f32(q), q.shape, this.#f32(k), this.#f32(v), k.shape, spec, o.f32),
+        ),
+      swiglu: (gate, up) =>
+        this.#out('f32', sizeOf(gate.shape), (o) => {
+          const g = this.#f32(gate);
+          const u = this.#f32(up);
+          const out = o.f32;
+          for (let i = 0; i < g.length; i++) out[i] = unaryFns.silu(g[i]) * u[i];
+        }),
+      softmax: (x) => this.#out('f32', sizeOf(x.shape), (o) => softmaxKernel(this.#f32(x), lastDim(x.shape), false, o.f32)),
+      logSoftmax: (x) =>
+        this.#out('f32', sizeOf(x.shape), (o) => softmaxKernel(this.#f32(x), lastDim(x.shape), true, o.f32)),
+      softmaxCrossEntropy: (logits, targets, ignoreIndex) =>
+        this.#out('f32', 1, (o) => {
+          o.f32[0] = crossEntropyKernel(this.#f32(logits), this.#i32(targets), logits.shape[1], ignoreIndex);
+        }),
+    };
+  }
+
+  /** Storage of `id`; throws if the id belongs to another backend or was released. */
+  #get(id: DataId): CpuStorage {
+    const s = this.#store.get(id);
+    if (!s) {
+      throw new Error(
+        id.backend === this.name
+          ? 'cpu backend: this tensor storage was already released (the tensor was disposed)'
+          : `cpu backend: got storage of the ${id.backend} backend; move the tensor with toBackend() first`,
+      );
+    }
+    return s;
+  }
+
+  #values(x: TensorInfo): HostArray {
+    return this.#get(x.id).values;
+  }
+
+  #f32(x: TensorInfo): Float32Array {
+    return this.#get(x.id).f32;
+  }
+
+  #i32(x: TensorInfo): Int32Array {
+    return this.#get(x.id).i32;
+  }
+
+  #alloc(dtype: DType, length: number): { id: DataId; storage: CpuStorage } {
+    const storage = new CpuStorage(dtype, length);
+    const id: DataId = Object.freeze({ backend: this.name });
+    this.#store.set(id, storage);
+    return { id, storage };
+  }
+
+  /** Allocates an output, then runs `fill` on it (views are taken after allocation). */
+  #out(dtype: DType, length: number, fill: (out: CpuStorage) => void): DataId {
+    const { id, storage } = this.#alloc(dtype, length);
+    fill(storage);
+    return id;
+  }
+
+  upload(values: HostArray): DataId {
+    const dtype: DType = values instanceof Float32Array ? 'f32' : 'i32';
+    return this.#out(dtype, values.length, (o) => o.values.set(values));
+  }
+
+  async read(x: TensorInfo): Promise<HostArray> {
+    return this.#values(x).slice();
+  }
+
+  /** Synchronous read, available on this backend only. */
+  readSync(x: TensorInfo): HostArray {
+    return this.#values(x).slice();
+  }
+
+  release(id: DataId): void {
+    this.#get(id).free();
+    this.#store.delete(id);
+  }
+
+  liveCount(): number {
+    return this.#store.size;
+  }
+
+  liveBytes(): number {
+    let total = 0;
+    for (const s of this.#store.values()) total += s.bytes;
+    return total;
+  }
+
+  flush(): void {}
+
+  unary(op: UnaryOp, x: TensorInfo): DataId {
+    return this.#out(x.dtype, sizeOf(x.shape), (o) => unaryKernel(op, this.#values(x), o.values));
+  }
+
+  binary(op: BinaryOp, a: TensorInfo, b: TensorInfo, outShape: Shape): DataId {
+    const fn = binaryFn(op, a.dtype);
+    return this.#out(a.dtype, sizeOf(outShape), (o) =>
+      broadcastBinary(fn, this.#values(a), a.shape, this.#values(b), b.shape, o.values, outShape),
+    );
+  }
+
+  compare(op: CompareOp, a: TensorInfo, b: TensorInfo, outShape: Shape): DataId {
+    return this.#out('i32', sizeOf(outShape), (o) =>
+      broadcastBinary(compareFns[op], this.#values(a), a.shape, this.#values(b), b.shape, o.values, outShape),
+    );
+  }
+
+  where(cond: TensorInfo, a: TensorInfo, b: TensorInfo, outShape: Shape): DataId {
+    return this.#out(a.dtype, sizeOf(outShape), (o) => {
+      const c = this.#values(cond);
+      const av = this.#values(a);
+      const bv = this.#values(b);
+      const out = o.values;
+      forEachBroadcast(outShape, [cond.shape, a.shape, b.shape], (i, off) => {
+        out[i] = c[off[0]] !== 0 ? av[off[1]] : bv[off[2]];
+      });
+    });
+  }
+
+  reduce(op: ReduceOp, x: TensorInfo, dims: ReduceDims): DataId {
+    return this.#out(x.dtype, dims.outer * dims.inner, (o) => reduceKernel(op, this.#values(x), dims, o.values));
+  }
+
+  argmax(x: TensorInfo, dims: ReduceDims): DataId {
+    return this.#out('i32', dims.outer * dims.inner, (o) => argmaxKernel(this.#values(x), dims, o.i32));
+  }
+
+  matmul(a: TensorInfo, b: TensorInfo, spec: MatmulSpec): DataId {
+    return this.#out('f32', spec.batch * spec.m * spec.n, (o) => matmulInto(spec, this.#get(a.id), this.#get(b.id), o));
+  }
+
+  permute(x: TensorInfo, perm: readonly number[]): DataId {
+    return this.#out(x.dtype, sizeOf(x.shape), (o) => permuteKernel(this.#values(x), x.shape, perm, o.values));
+  }
+
+  slice(x: TensorInfo, starts: readonly number[], sizes: readonly number[]): DataId {
+    return this.#out(x.dtype, sizeOf(sizes), (o) => sliceKernel(this.#values(x), x.shape, starts, sizes, o.values));
+  }
+
+  writeSlice(dst: TensorInfo, src: TensorInfo, starts: readonly number[]): void {
+    writeSliceKernel(this.#values(dst), dst.shape, this.#values(src), src.shape, starts);
+  }
+
+  gather(table: TensorInfo, ids: TensorInfo): DataId {
+    const rows = table.shape[0];
+    const rowSize = rows === 0 ? 0 : sizeOf(table.shape) / rows;
+    return this.#out(table.dtype, sizeOf(ids.shape) * rowSize, (o) =>
+      gatherKernel(this.#values(table), rows, rowSize, this.#i32(ids), o.values),
+    );
+  }
+
+  scatterAdd(src: TensorInfo, ids: TensorInfo, numRows: number): DataId {
+    const count = sizeOf(ids.shape);
+    const rowSize = count === 0 ? sizeOf(src.shape.slice(ids.shape.length)) : sizeOf(src.shape) / count;
+    return this.#out('f32', numRows * rowSize, (o) =>
+      scatterAddKernel(this.#f32(src), this.#i32(ids), rowSize, numRows, o.f32),
+    );
+  }
+
+  cast(x: TensorInfo, to: DType): DataId {
+    return this.#out(to, sizeOf(x.shape), (o) => {
+      const v = this.#values(x);
+      const out = o.values;
+      for (let i = 0; i < v.length; i++) out[i] = to === 'i32' ? Math.trunc(v[i]) : v[i];
+    });
+  }
+
+  fill(size: number, value: number, dtype: DType): DataId {
+    return this.#out(dtype, size, (o) => o.values.fill(value));
+  }
+
+  arange(size: number, start: number, step: number, dtype: DType): DataId {
+    return this.#out(dtype, size, (o) => {
+      const out = o.values;
+      for (let i = 0; i < size; i++) out[i] = start + i * step;
+    });
+  }
+
+  random(kind: RandomKind, size: number, seed: number): DataId {
+    const at = kind === 'uniform' ? uniformAt : normalAt;
+    return this.#out('f32', size, (o) => {
+      const out = o.f32;
+      for (let i = 0; i < size; i++) out[i] = at(seed, i);
+    });
+  }
+}
+
+function lastDim(shape: Shape): number {
+  return shape[shape.length - 1];
+}

@@ -1,0 +1,107 @@
+import type { Backend } from './backend';
+import type { DType, HostArray } from './dtype';
+import { getBackend } from './registry';
+import { assertValidShape, type Shape, showShape, sizeOf } from './shape';
+import { Tensor } from './tensor';
+
+/** Nested arrays of numbers, as written in code: [[1, 2], [3, 4]]. */
+export type NestedNumbers = number | readonly NestedNumbers[];
+
+export interface CreateOptions {
+  readonly dtype?: DType;
+  /** Backend to create on; defaults to the one set with setBackend(). */
+  readonly backend?: Backend;
+}
+
+function inferShape(values: NestedNumbers): number[] {
+  const shape: number[] = [];
+  let v: NestedNumbers = values;
+  while (Array.isArray(v)) {
+    shape.push(v.length);
+    v = v[0] ?? 0;
+  }
+  return shape;
+}
+
+function flatten(values: NestedNumbers, shape: Shape, depth: number, out: number[]): void {
+  if (depth === shape.length) {
+    if (typeof values !== 'number') throw new Error('tensor: nested array is deeper than its first element suggests');
+    out.push(values);
+    return;
+  }
+  if (!Array.isArray(values) || values.length !== shape[depth]) {
+    throw new Error(`tensor: ragged nested array; every row at depth ${depth} must have ${shape[depth]} entries`);
+  }
+  for (const v of values) flatten(v, shape, depth + 1, out);
+}
+
+/**
+ * A tensor from values: a typed array or flat number array with a shape, or nested arrays
+ * (shape inferred). The dtype follows an Int32Array, else `options.dtype`, else f32.
+ */
+export function tensor(values: NestedNumbers | HostArray, shape?: Shape, options: CreateOptions = {}): Tensor {
+  const backend = options.backend ?? getBackend();
+  let flat: ArrayLike<number>;
+  let resolved: Shape;
+  if (values instanceof Float32Array || values instanceof Int32Array) {
+    flat = values;
+    resolved = shape ?? [values.length];
+  } else {
+    const inferred = inferShape(values);
+    const list: number[] = [];
+    flatten(values, inferred, 0, list);
+    flat = list;
+    resolved = shape ?? inferred;
+  }
+  assertValidShape('tensor', resolved);
+  if (sizeOf(resolved) !== flat.length) {
+    throw new Error(`tensor: ${flat.length} values do not fill shape ${showShape(resolved)} (${sizeOf(resolved)} elements)`);
+  }
+  const dtype = options.dtype ?? (values instanceof Int32Array ? 'i32' : 'f32');
+  const host = dtype === 'f32' ? Float32Array.from(flat) : Int32Array.from(flat);
+  return Tensor.fromStorage(backend, backend.upload(host), resolved, dtype);
+}
+
+/** A tensor of `shape` with every element `value`. */
+export function full(shape: Shape, value: number, options: CreateOptions = {}): Tensor {
+  assertValidShape('full', shape);
+  const backend = options.backend ?? getBackend();
+  const dtype = options.dtype ?? 'f32';
+  return Tensor.fromStorage(backend, backend.fill(sizeOf(shape), value, dtype), shape, dtype);
+}
+
+export const zeros = (shape: Shape, options: CreateOptions = {}) => full(shape, 0, options);
+export const ones = (shape: Shape, options: CreateOptions = {}) => full(shape, 1, options);
+
+/** [start, start + step, ...) with `size` elements. */
+export function arange(size: number, start = 0, step = 1, options: CreateOptions = {}): Tensor {
+  assertValidShape('arange', [size]);
+  const backend = options.backend ?? getBackend();
+  const dtype = options.dtype ?? 'f32';
+  return Tensor.fromStorage(backend, backend.arange(size, start, step, dtype), [size], dtype);
+}
+
+export interface RandomOptions {
+  readonly seed: number;
+  readonly backend?: Backend;
+}
+
+/** Seeded uniform values in (0, 1), identical on every backend for the same seed. */
+export function rand(shape: Shape, options: RandomOptions): Tensor {
+  assertValidShape('rand', shape);
+  const backend = options.backend ?? getBackend();
+  return Tensor.fromStorage(backend, backend.random('uniform', sizeOf(shape), options.seed), shape, 'f32');
+}
+
+/** Seeded standard normal values, identical (to float rounding) on every backend for the same seed. */
+export function randn(shape: Shape, options: RandomOptions): Tensor {
+  assertValidShape('randn', shape);
+  const backend = options.backend ?? getBackend();
+  return Tensor.fromStorage(backend, backend.random('normal', sizeOf(shape), options.seed), shape, 'f32');
+}
+
+/** Copies a tensor to another backend (reads it back, then uploads). */
+export async function toBackend(x: Tensor, backend: Backend): Promise<Tensor> {
+  const values = await x.data();
+  return Tensor.fromStorage(backend, backend.upload(values), x.shape, x.dtype);
+}

@@ -1,0 +1,234 @@
+import type { Backend, DataId, TensorInfo } from './backend';
+import { bytesPerElement, type DType, type HostArray } from './dtype';
+import * as el from './elementwise';
+import * as fu from './fused';
+import * as ix from './indexing';
+import * as mm from './matmul';
+import * as mv from './movement';
+import * as rd from './reduce';
+import { track } from './scope';
+import { type Shape, showShape, sizeOf } from './shape';
+
+/** Reference-counted backend storage, shared by a tensor and its reshaped views. */
+class Storage {
+  refs = 1;
+  constructor(
+    readonly backend: Backend,
+    readonly id: DataId,
+  ) {}
+}
+
+/** Operand accepted where a tensor is expected: a number becomes a scalar of the other operand's dtype. */
+export type Operand = Tensor | number;
+
+/**
+ * An n-dimensional array on a backend. Ops enqueue work and return new tensors at once;
+ * `data()` waits for the values. Free a tensor with `dispose()` or create it inside `scope()`.
+ */
+export class Tensor {
+  readonly #storage: Storage;
+  #disposed = false;
+
+  /** Wraps fresh storage from `backend`; use the creation functions rather than this. */
+  static fromStorage(backend: Backend, id: DataId, shape: Shape, dtype: DType): Tensor {
+    return new Tensor(new Storage(backend, id), shape, dtype);
+  }
+
+  private constructor(
+    storage: Storage,
+    readonly shape: Shape,
+    readonly dtype: DType,
+  ) {
+    this.#storage = storage;
+    track(this);
+  }
+
+  get backend(): Backend {
+    return this.#storage.backend;
+  }
+
+  get rank(): number {
+    return this.shape.length;
+  }
+
+  get size(): number {
+    return sizeOf(this.shape);
+  }
+
+  get bytes(): number {
+    return this.size * bytesPerElement(this.dtype);
+  }
+
+  get isDisposed(): boolean {
+    return this.#disposed;
+  }
+
+  /** The kernel view of this tensor; throws, naming `op`, if it was disposed. */
+  info(op: string): TensorInfo {
+    if (this.#disposed) {
+      throw new Error(
+        `${op}: the ${this.dtype} tensor of shape ${showShape(this.shape)} was disposed and cannot be used; ` +
+          'return it from scope() or keep() it to use it later',
+      );
+    }
+    return { id: this.#storage.id, shape: this.shape, dtype: this.dtype };
+  }
+
+  /** A tensor of another shape with the same elements, sharing storage (no copy). */
+  view(shape: Shape): Tensor {
+    this.info('reshape');
+    this.#storage.refs++;
+    return new Tensor(this.#storage, shape, this.dtype);
+  }
+
+  /** Frees this tensor; storage is released when no view uses it. Disposing twice is harmless. */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    if (--this.#storage.refs === 0) this.#storage.backend.release(this.#storage.id);
+  }
+
+  /** Reads the values back to the host (row-major). */
+  async data(): Promise<HostArray> {
+    return this.backend.read(this.info('data'));
+  }
+
+  /** Reads the values as a plain number array. */
+  async array(): Promise<number[]> {
+    return Array.from(await this.data());
+  }
+
+  /** Reads a single-element tensor as a number. */
+  async item(): Promise<number> {
+    if (this.size !== 1) throw new Error(`item: expected a tensor of one element, got shape ${showShape(this.shape)}`);
+    return (await this.data())[0];
+  }
+
+  toString(): string {
+    return `Tensor(${this.dtype}, ${showShape(this.shape)}, ${this.backend.name})`;
+  }
+
+  add(b: Operand): Tensor {
+    return el.add(this, b);
+  }
+  sub(b: Operand): Tensor {
+    return el.sub(this, b);
+  }
+  mul(b: Operand): Tensor {
+    return el.mul(this, b);
+  }
+  div(b: Operand): Tensor {
+    return el.div(this, b);
+  }
+  pow(b: Operand): Tensor {
+    return el.pow(this, b);
+  }
+  maximum(b: Operand): Tensor {
+    return el.maximum(this, b);
+  }
+  minimum(b: Operand): Tensor {
+    return el.minimum(this, b);
+  }
+  eq(b: Operand): Tensor {
+    return el.eq(this, b);
+  }
+  ne(b: Operand): Tensor {
+    return el.ne(this, b);
+  }
+  lt(b: Operand): Tensor {
+    return el.lt(this, b);
+  }
+  le(b: Operand): Tensor {
+    return el.le(this, b);
+  }
+  gt(b: Operand): Tensor {
+    return el.gt(this, b);
+  }
+  ge(b: Operand): Tensor {
+    return el.ge(this, b);
+  }
+  neg(): Tensor {
+    return el.neg(this);
+  }
+  exp(): Tensor {
+    return el.exp(this);
+  }
+  log(): Tensor {
+    return el.log(this);
+  }
+  sqrt(): Tensor {
+    return el.sqrt(this);
+  }
+  rsqrt(): Tensor {
+    return el.rsqrt(this);
+  }
+  recip(): Tensor {
+    return el.recip(this);
+  }
+  abs(): Tensor {
+    return el.abs(this);
+  }
+  tanh(): Tensor {
+    return el.tanh(this);
+  }
+  sigmoid(): Tensor {
+    return el.sigmoid(this);
+  }
+  silu(): Tensor {
+    return el.silu(this);
+  }
+  gelu(): Tensor {
+    return el.gelu(this);
+  }
+  relu(): Tensor {
+    return el.relu(this);
+  }
+  sin(): Tensor {
+    return el.sin(this);
+  }
+  cos(): Tensor {
+    return el.cos(this);
+  }
+  cast(dtype: DType): Tensor {
+    return el.cast(this, dtype);
+  }
+  sum(axes?: number | readonly number[], keepDims = false): Tensor {
+    return rd.sum(this, axes, keepDims);
+  }
+  max(axes?: number | readonly number[], keepDims = false): Tensor {
+    return rd.max(this, axes, keepDims);
+  }
+  mean(axes?: number | readonly number[], keepDims = false): Tensor {
+    return rd.mean(this, axes, keepDims);
+  }
+  argmax(axis = -1, keepDims = false): Tensor {
+    return rd.argmax(this, axis, keepDims);
+  }
+  softmax(axis = -1): Tensor {
+    return fu.softmax(this, axis);
+  }
+  logSoftmax(axis = -1): Tensor {
+    return fu.logSoftmax(this, axis);
+  }
+  matmul(b: Tensor, options?: mm.MatmulOptions): Tensor {
+    return mm.matmul(this, b, options);
+  }
+  reshape(shape: readonly number[]): Tensor {
+    return mv.reshape(this, shape);
+  }
+  permute(perm: readonly number[]): Tensor {
+    return mv.permute(this, perm);
+  }
+  transpose(axis1 = -2, axis2 = -1): Tensor {
+    return mv.transpose(this, axis1, axis2);
+  }
+  slice(starts: readonly number[], sizes: readonly number[]): Tensor {
+    return mv.slice(this, starts, sizes);
+  }
+  clone(): Tensor {
+    return mv.clone(this);
+  }
+  gather(ids: Tensor): Tensor {
+    return ix.gather(this, ids);
+  }
+}
