@@ -1,0 +1,48 @@
+import { type Backend, type DType, normalAt, type Shape, sizeOf, type Tensor, tensor, uniformAt } from '@loom/tensor';
+
+/** How the values of a generated input are drawn. */
+export type Distribution =
+  | { readonly kind: 'normal'; readonly scale?: number }
+  | { readonly kind: 'positive' }
+  | { readonly kind: 'uniform'; readonly low: number; readonly high: number }
+  | { readonly kind: 'ints'; readonly low: number; readonly high: number };
+
+/** One input of a conformance case: its shape, dtype and distribution. */
+export interface InputSpec {
+  readonly shape: Shape;
+  readonly dtype?: DType;
+  readonly dist?: Distribution;
+}
+
+/** Seeded host values for an input; the same seed gives the same values everywhere. */
+export function hostValues(spec: InputSpec, seed: number): Float32Array | Int32Array {
+  const n = sizeOf(spec.shape);
+  const dist = spec.dist ?? { kind: 'normal' };
+  const dtype = spec.dtype ?? (dist.kind === 'ints' ? 'i32' : 'f32');
+  const out = dtype === 'f32' ? new Float32Array(n) : new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    switch (dist.kind) {
+      case 'normal':
+        out[i] = normalAt(seed, i) * (dist.scale ?? 1);
+        break;
+      case 'positive':
+        out[i] = 0.1 + 2 * uniformAt(seed, i);
+        break;
+      case 'uniform':
+        out[i] = dist.low + (dist.high - dist.low) * uniformAt(seed, i);
+        break;
+      case 'ints':
+        out[i] = dist.low + Math.floor((dist.high - dist.low + 1) * uniformAt(seed, i));
+        break;
+    }
+  }
+  return out;
+}
+
+/** Uploads the inputs of a case to `backend`. */
+export function makeInputs(backend: Backend, specs: readonly InputSpec[], seed: number): Tensor[] {
+  return specs.map((spec, i) => {
+    const values = hostValues(spec, seed * 131 + i);
+    return tensor(values, spec.shape, { backend, dtype: values instanceof Int32Array ? 'i32' : 'f32' });
+  });
+}
