@@ -15,7 +15,7 @@ export const unaryFns: Readonly<Record<UnaryOp, (x: number) => number>> = {
   sigmoid: (x) => 1 / (1 + Math.exp(-x)),
   silu: (x) => x / (1 + Math.exp(-x)),
   gelu: (x) => 0.5 * x * (1 + Math.tanh(GELU_C * (x + 0.044715 * x * x * x))),
-  relu: (x) => (x > 0 ? x : 0),
+  relu: (x) => Math.max(x, 0),
   sin: Math.sin,
   cos: Math.cos,
 };

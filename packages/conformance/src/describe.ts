@@ -2,8 +2,8 @@ import { CpuBackend } from '@loom/backend-cpu';
 import type { Backend } from '@loom/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { OpGroup } from './case';
-import { allGroups } from './groups';
 import { describeFrontEnd } from './front-end';
+import { allGroups } from './groups';
 import { runCase } from './run-case';
 import { firstMismatch } from './tolerance';
 
@@ -21,14 +21,17 @@ function describeGroup(group: OpGroup, getBackend: () => Backend, reference: Cpu
       const actual = await runCase(backend, c, seed);
       expect(actual.shape, `${c.name}: shape`).toEqual(expected.shape);
       expect(actual.dtype, `${c.name}: dtype`).toBe(expected.dtype);
-      expect(firstMismatch(actual.values, expected.values, c.tol), `${c.name}: values vs the CPU reference`).toBe(
-        undefined,
-      );
+      expect(
+        firstMismatch(actual.values, expected.values, c.tol),
+        `${c.name}: values vs the CPU reference`,
+      ).toBe(undefined);
       expect(actual.leakedCount, `${c.name}: live tensors after disposing the result`).toBe(0);
       expect(actual.leakedBytes, `${c.name}: live bytes after disposing the result`).toBe(0);
       if (c.fused) {
         const composite = await runCase(backend, c, seed, true);
-        expect(firstMismatch(actual.values, composite.values, c.tol), `${c.name}: fused vs composite`).toBe(undefined);
+        expect(firstMismatch(actual.values, composite.values, c.tol), `${c.name}: fused vs composite`).toBe(
+          undefined,
+        );
         expect(composite.leakedCount, `${c.name}: live tensors after the composite`).toBe(0);
       }
     }

@@ -27,9 +27,15 @@ export function describeFrontEnd(getBackend: () => Backend): void {
         expect(() => add(a, b)).toThrow(/add: shapes \[2, 3\] and \[4, 3\] cannot be broadcast/);
         expect(() => matmul(a, b)).toThrow(/matmul: inner dimensions differ: \[2, 3\] x \[4, 3\]/);
         expect(() => concat([a, zeros([2, 4], { backend })], 0)).toThrow(/concat: shapes \[2, 3\], \[2, 4\]/);
-        expect(() => reshape(a, [4, 2])).toThrow(/reshape: cannot reshape \[2, 3\] \(6 elements\) to \[4, 2\]/);
+        expect(() => reshape(a, [4, 2])).toThrow(
+          /reshape: cannot reshape \[2, 3\] \(6 elements\) to \[4, 2\]/,
+        );
         expect(() =>
-          attention(zeros([1, 2, 3, 4], { backend }), zeros([1, 2, 2, 4], { backend }), zeros([1, 2, 2, 4], { backend })),
+          attention(
+            zeros([1, 2, 3, 4], { backend }),
+            zeros([1, 2, 2, 4], { backend }),
+            zeros([1, 2, 2, 4], { backend }),
+          ),
         ).toThrow(/Hkv must divide H/);
       });
     });
@@ -90,7 +96,7 @@ export function describeFrontEnd(getBackend: () => Backend): void {
         const inner = scope(() => [x.sum(), x.reshape([4])]);
         return { total: sum(doubled), pair: inner };
       });
-      expect(backend.liveCount() - before, "total, x.sum(), x kept alive by its reshaped view, kept").toBe(4);
+      expect(backend.liveCount() - before, 'total, x.sum(), x kept alive by its reshaped view, kept').toBe(4);
       expect(await total.item()).toBe(20);
       expect(await pair[0].item()).toBe(10);
       expect(Array.from(await pair[1].data())).toEqual([1, 2, 3, 4]);

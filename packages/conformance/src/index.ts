@@ -1,11 +1,12 @@
 export type { OpCase, OpGroup } from './case';
-export { describeConformance } from './describe';
 export type { ConformanceOptions } from './describe';
+export { describeConformance } from './describe';
 export { allGroups } from './groups';
-export { hostValues, makeInputs } from './inputs';
 export type { Distribution, InputSpec } from './inputs';
-export { runCase } from './run-case';
+export { hostValues, makeInputs } from './inputs';
 export type { CaseResult } from './run-case';
+export { runCase } from './run-case';
+export type { Tolerance } from './tolerance';
 export {
   ELEMENTWISE,
   EXACT,
@@ -14,4 +15,3 @@ export {
   REDUCTION,
   TRIG,
 } from './tolerance';
-export type { Tolerance } from './tolerance';

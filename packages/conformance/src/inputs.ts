@@ -1,4 +1,13 @@
-import { type Backend, type DType, normalAt, type Shape, sizeOf, type Tensor, tensor, uniformAt } from '@loom/tensor';
+import {
+  type Backend,
+  type DType,
+  normalAt,
+  type Shape,
+  sizeOf,
+  type Tensor,
+  tensor,
+  uniformAt,
+} from '@loom/tensor';
 
 /** How the values of a generated input are drawn. */
 export type Distribution =

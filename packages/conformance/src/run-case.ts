@@ -16,7 +16,12 @@ export interface CaseResult {
  * Uploads the case's inputs, runs it (composite path when `composite`), reads the result and
  * disposes everything, measuring what stays alive on the backend.
  */
-export async function runCase(backend: Backend, c: OpCase, seed: number, composite = false): Promise<CaseResult> {
+export async function runCase(
+  backend: Backend,
+  c: OpCase,
+  seed: number,
+  composite = false,
+): Promise<CaseResult> {
   const inputs = makeInputs(backend, c.inputs, seed);
   const count = backend.liveCount();
   const bytes = backend.liveBytes();

@@ -46,7 +46,10 @@ export function rope(x: Tensor, offset: number, theta: number): Tensor {
   return scope(() => {
     const [b, t, h, hd] = x.shape;
     const half = hd / 2;
-    const freq = pow(full([half], theta, { backend: x.backend }), arange(half, 0, -2 / hd, { backend: x.backend })); // [half]
+    const freq = pow(
+      full([half], theta, { backend: x.backend }),
+      arange(half, 0, -2 / hd, { backend: x.backend }),
+    ); // [half]
     const positions = arange(t, offset, 1, { backend: x.backend }).reshape([t, 1]); // [T, 1]
     const angle = mul(positions, freq).reshape([t, 1, half]); // [T, 1, half]
     const cos = angle.cos();
@@ -106,4 +109,3 @@ export function softmaxCrossEntropy(logits: Tensor, targets: Tensor, ignoreIndex
     return neg(div(sum(mul(picked, valid)), count));
   });
 }
-

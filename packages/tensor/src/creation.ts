@@ -25,12 +25,15 @@ function inferShape(values: NestedNumbers): number[] {
 
 function flatten(values: NestedNumbers, shape: Shape, depth: number, out: number[]): void {
   if (depth === shape.length) {
-    if (typeof values !== 'number') throw new Error('tensor: nested array is deeper than its first element suggests');
+    if (typeof values !== 'number')
+      throw new Error('tensor: nested array is deeper than its first element suggests');
     out.push(values);
     return;
   }
   if (!Array.isArray(values) || values.length !== shape[depth]) {
-    throw new Error(`tensor: ragged nested array; every row at depth ${depth} must have ${shape[depth]} entries`);
+    throw new Error(
+      `tensor: ragged nested array; every row at depth ${depth} must have ${shape[depth]} entries`,
+    );
   }
   for (const v of values) flatten(v, shape, depth + 1, out);
 }
@@ -39,7 +42,11 @@ function flatten(values: NestedNumbers, shape: Shape, depth: number, out: number
  * A tensor from values: a typed array or flat number array with a shape, or nested arrays
  * (shape inferred). The dtype follows an Int32Array, else `options.dtype`, else f32.
  */
-export function tensor(values: NestedNumbers | HostArray, shape?: Shape, options: CreateOptions = {}): Tensor {
+export function tensor(
+  values: NestedNumbers | HostArray,
+  shape?: Shape,
+  options: CreateOptions = {},
+): Tensor {
   const backend = options.backend ?? getBackend();
   let flat: ArrayLike<number>;
   let resolved: Shape;
@@ -55,7 +62,9 @@ export function tensor(values: NestedNumbers | HostArray, shape?: Shape, options
   }
   assertValidShape('tensor', resolved);
   if (sizeOf(resolved) !== flat.length) {
-    throw new Error(`tensor: ${flat.length} values do not fill shape ${showShape(resolved)} (${sizeOf(resolved)} elements)`);
+    throw new Error(
+      `tensor: ${flat.length} values do not fill shape ${showShape(resolved)} (${sizeOf(resolved)} elements)`,
+    );
   }
   const dtype = options.dtype ?? (values instanceof Int32Array ? 'i32' : 'f32');
   const host = dtype === 'f32' ? Float32Array.from(flat) : Int32Array.from(flat);

@@ -2,7 +2,7 @@ import { assertDType, assertSameDType, type DType } from './dtype';
 import { sameBackend } from './guards';
 import type { BinaryOp, CompareOp, UnaryOp } from './ops';
 import { broadcastShapes } from './shape';
-import { Tensor, type Operand } from './tensor';
+import { type Operand, Tensor } from './tensor';
 
 const intUnary: readonly UnaryOp[] = ['neg', 'abs'];
 
@@ -29,7 +29,12 @@ export function binary(op: BinaryOp, a: Tensor, b: Operand): Tensor {
     assertSameDType(op, a.dtype, bt.dtype);
     if (op === 'pow') assertDType(op, a.dtype, ['f32']);
     const outShape = broadcastShapes(op, a.shape, bt.shape);
-    return Tensor.fromStorage(backend, backend.binary(op, a.info(op), bt.info(op), outShape), outShape, a.dtype);
+    return Tensor.fromStorage(
+      backend,
+      backend.binary(op, a.info(op), bt.info(op), outShape),
+      outShape,
+      a.dtype,
+    );
   });
 }
 
@@ -38,7 +43,12 @@ export function compare(op: CompareOp, a: Tensor, b: Operand): Tensor {
     const backend = sameBackend(op, a, bt);
     assertSameDType(op, a.dtype, bt.dtype);
     const outShape = broadcastShapes(op, a.shape, bt.shape);
-    return Tensor.fromStorage(backend, backend.compare(op, a.info(op), bt.info(op), outShape), outShape, 'i32');
+    return Tensor.fromStorage(
+      backend,
+      backend.compare(op, a.info(op), bt.info(op), outShape),
+      outShape,
+      'i32',
+    );
   });
 }
 

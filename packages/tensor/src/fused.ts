@@ -8,7 +8,9 @@ import type { Tensor } from './tensor';
 function lastDimMatches(op: string, x: Tensor, param: Tensor, name: string): void {
   const d = x.shape[x.rank - 1];
   if (param.rank !== 1 || param.shape[0] !== d) {
-    throw new Error(`${op}: ${name} must have shape [${d}] to match input ${showShape(x.shape)}, got ${showShape(param.shape)}`);
+    throw new Error(
+      `${op}: ${name} must have shape [${d}] to match input ${showShape(x.shape)}, got ${showShape(param.shape)}`,
+    );
   }
 }
 
@@ -17,7 +19,14 @@ export function softmax(x: Tensor, axis = -1): Tensor {
   assertDType('softmax', x.dtype, ['f32']);
   const a = normalizeAxis('softmax', axis, x.rank);
   if (a !== x.rank - 1) return composite.softmax(x, a);
-  return dispatchFused(x, 'softmax', (k) => k(x.info('softmax')), () => composite.softmax(x, a), x.shape, 'f32');
+  return dispatchFused(
+    x,
+    'softmax',
+    (k) => k(x.info('softmax')),
+    () => composite.softmax(x, a),
+    x.shape,
+    'f32',
+  );
 }
 
 /** Log-softmax along `axis`, computed stably (x - max - log sum exp). */
@@ -79,9 +88,12 @@ export function rope(x: Tensor, options: RopeOptions = {}): Tensor {
   const theta = options.theta ?? 10000;
   assertDType('rope', x.dtype, ['f32']);
   if (x.rank !== 4 || x.shape[3] % 2 !== 0) {
-    throw new Error(`rope: expected x of shape [B, T, H, headDim] with an even headDim, got ${showShape(x.shape)}`);
+    throw new Error(
+      `rope: expected x of shape [B, T, H, headDim] with an even headDim, got ${showShape(x.shape)}`,
+    );
   }
-  if (!Number.isInteger(offset) || offset < 0) throw new Error(`rope: offset must be a non-negative integer, got ${offset}`);
+  if (!Number.isInteger(offset) || offset < 0)
+    throw new Error(`rope: offset must be a non-negative integer, got ${offset}`);
   return dispatchFused(
     x,
     'rope',
@@ -110,7 +122,9 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, options: AttentionOpt
   for (const t of [q, k, v]) assertDType('attention', t.dtype, ['f32']);
   const shapes = `q ${showShape(q.shape)}, k ${showShape(k.shape)}, v ${showShape(v.shape)}`;
   if (q.rank !== 4 || k.rank !== 4 || !shapesEqual(k.shape, v.shape)) {
-    throw new Error(`attention: expected q [B, T, H, hd] and k, v [B, S, Hkv, hd] of equal shape; got ${shapes}`);
+    throw new Error(
+      `attention: expected q [B, T, H, hd] and k, v [B, S, Hkv, hd] of equal shape; got ${shapes}`,
+    );
   }
   const [b, t, h, hd] = q.shape;
   const [kb, s, hkv, khd] = k.shape;
@@ -120,7 +134,9 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, options: AttentionOpt
   const causal = options.causal ?? true;
   const offset = options.offset ?? s - t;
   if (causal && (!Number.isInteger(offset) || offset < 0 || offset + t > s)) {
-    throw new Error(`attention: offset ${offset} with ${t} queries needs ${offset + t} keys, got ${s}; ${shapes}`);
+    throw new Error(
+      `attention: offset ${offset} with ${t} queries needs ${offset + t} keys, got ${s}; ${shapes}`,
+    );
   }
   const scale = options.scale ?? 1 / Math.sqrt(hd);
   const spec = { causal, offset, scale };
@@ -139,7 +155,9 @@ export function swiglu(gate: Tensor, up: Tensor): Tensor {
   sameBackend('swiglu', gate, up);
   assertDType('swiglu', gate.dtype, ['f32']);
   if (!shapesEqual(gate.shape, up.shape)) {
-    throw new Error(`swiglu: gate ${showShape(gate.shape)} and up ${showShape(up.shape)} must have the same shape`);
+    throw new Error(
+      `swiglu: gate ${showShape(gate.shape)} and up ${showShape(up.shape)} must have the same shape`,
+    );
   }
   return dispatchFused(
     gate,

@@ -1,8 +1,8 @@
 import { assertSameDType } from './dtype';
 import { sameBackend } from './guards';
+import { broadcastTo } from './movement';
 import { broadcastShapes, shapesEqual, showShape, sizeOf } from './shape';
 import { Tensor } from './tensor';
-import { broadcastTo } from './movement';
 
 export interface MatmulOptions {
   /** Use a's last two axes transposed: a is [..., k, m]. */
@@ -45,13 +45,21 @@ export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tenso
   // A shared right operand and untransposed left: fold a's batch into its rows, one big product.
   if (bBatch.length === 0 && !transA && aBatch.length > 0) {
     const spec = { batch: 1, m: sizeOf(aBatch) * m, n, k, transA, transB, aBatchStride: 0, bBatchStride: 0 };
-    return Tensor.fromStorage(backend, backend.matmul(a.info('matmul'), b.info('matmul'), spec), outShape, 'f32');
+    return Tensor.fromStorage(
+      backend,
+      backend.matmul(a.info('matmul'), b.info('matmul'), spec),
+      outShape,
+      'f32',
+    );
   }
   const batch = sizeOf(outBatch);
   const operand = (t: Tensor, tBatch: readonly number[]): { t: Tensor; stride: number } => {
     const matrix = t.shape[t.rank - 2] * t.shape[t.rank - 1];
     if (sizeOf(tBatch) === 1) return { t, stride: 0 };
-    if (shapesEqual(broadcastShapes('matmul', tBatch, outBatch), tBatch) && tBatch.length === outBatch.length) {
+    if (
+      shapesEqual(broadcastShapes('matmul', tBatch, outBatch), tBatch) &&
+      tBatch.length === outBatch.length
+    ) {
       return { t, stride: matrix };
     }
     return { t: broadcastTo(t, [...outBatch, ...t.shape.slice(-2)]), stride: matrix };

@@ -1,5 +1,5 @@
-import { sameBackend } from './guards';
 import { assertSameDType } from './dtype';
+import { sameBackend } from './guards';
 import {
   assertValidShape,
   broadcastShapes,
@@ -19,7 +19,9 @@ export function reshape(x: Tensor, shape: readonly number[]): Tensor {
   if (unknown === 1) {
     const known = sizeOf(shape.filter((d) => d !== -1));
     if (known === 0 || x.size % known !== 0) {
-      throw new Error(`reshape: cannot infer -1 in ${showShape(shape)} for ${x.size} elements of ${showShape(x.shape)}`);
+      throw new Error(
+        `reshape: cannot infer -1 in ${showShape(shape)} for ${x.size} elements of ${showShape(x.shape)}`,
+      );
     }
     resolved = shape.map((d) => (d === -1 ? x.size / known : d));
   }
@@ -36,9 +38,13 @@ export function reshape(x: Tensor, shape: readonly number[]): Tensor {
 export function permute(x: Tensor, perm: readonly number[]): Tensor {
   const normalized = perm.map((p) => (p < 0 ? p + x.rank : p));
   const valid =
-    perm.length === x.rank && normalized.every((p) => p >= 0 && p < x.rank) && new Set(normalized).size === x.rank;
+    perm.length === x.rank &&
+    normalized.every((p) => p >= 0 && p < x.rank) &&
+    new Set(normalized).size === x.rank;
   if (!valid) {
-    throw new Error(`permute: [${perm.join(', ')}] is not a permutation of the ${x.rank} axes of ${showShape(x.shape)}`);
+    throw new Error(
+      `permute: [${perm.join(', ')}] is not a permutation of the ${x.rank} axes of ${showShape(x.shape)}`,
+    );
   }
   const outShape = normalized.map((p) => x.shape[p]);
   if (normalized.every((p, i) => p === i)) return x.view(outShape);
@@ -59,7 +65,14 @@ function checkBox(op: string, shape: Shape, starts: readonly number[], sizes: re
   const ok =
     starts.length === shape.length &&
     sizes.length === shape.length &&
-    starts.every((s, i) => Number.isInteger(s) && s >= 0 && Number.isInteger(sizes[i]) && sizes[i] >= 0 && s + sizes[i] <= shape[i]);
+    starts.every(
+      (s, i) =>
+        Number.isInteger(s) &&
+        s >= 0 &&
+        Number.isInteger(sizes[i]) &&
+        sizes[i] >= 0 &&
+        s + sizes[i] <= shape[i],
+    );
   if (!ok) {
     throw new Error(
       `${op}: region starting at [${starts.join(', ')}] with size [${sizes.join(', ')}] does not fit in ${showShape(shape)}; ` +
@@ -79,7 +92,12 @@ export function slice(x: Tensor, starts: readonly number[], sizes: readonly numb
     return s === -1 ? d - fullStarts[i] : s;
   });
   checkBox('slice', x.shape, fullStarts, fullSizes);
-  return Tensor.fromStorage(x.backend, x.backend.slice(x.info('slice'), fullStarts, fullSizes), fullSizes, x.dtype);
+  return Tensor.fromStorage(
+    x.backend,
+    x.backend.slice(x.info('slice'), fullStarts, fullSizes),
+    fullSizes,
+    x.dtype,
+  );
 }
 
 /** A copy of x with its own storage. */
@@ -93,7 +111,9 @@ export function writeSlice(dst: Tensor, src: Tensor, starts: readonly number[]):
   const backend = sameBackend('writeSlice', dst, src);
   assertSameDType('writeSlice', dst.dtype, src.dtype);
   if (src.rank !== dst.rank) {
-    throw new Error(`writeSlice: source ${showShape(src.shape)} must have the rank of destination ${showShape(dst.shape)}`);
+    throw new Error(
+      `writeSlice: source ${showShape(src.shape)} must have the rank of destination ${showShape(dst.shape)}`,
+    );
   }
   checkBox('writeSlice', dst.shape, starts, src.shape);
   backend.writeSlice(dst.info('writeSlice'), src.info('writeSlice'), starts);
@@ -116,7 +136,12 @@ export function concat(tensors: readonly Tensor[], axis = 0): Tensor {
   }
   const outShape = [...first.shape];
   outShape[a] = tensors.reduce((n, t) => n + t.shape[a], 0);
-  const out = Tensor.fromStorage(backend, backend.fill(sizeOf(outShape), 0, first.dtype), outShape, first.dtype);
+  const out = Tensor.fromStorage(
+    backend,
+    backend.fill(sizeOf(outShape), 0, first.dtype),
+    outShape,
+    first.dtype,
+  );
   let offset = 0;
   for (const t of tensors) {
     const starts = outShape.map((_, i) => (i === a ? offset : 0));
@@ -148,9 +173,12 @@ export function unsqueeze(x: Tensor, axis: number): Tensor {
 
 /** Removes size-1 axes (all of them, or those listed). */
 export function squeeze(x: Tensor, axes?: readonly number[]): Tensor {
-  const drop = axes ? axes.map((a) => normalizeAxis('squeeze', a, x.rank)) : x.shape.flatMap((d, i) => (d === 1 ? [i] : []));
+  const drop = axes
+    ? axes.map((a) => normalizeAxis('squeeze', a, x.rank))
+    : x.shape.flatMap((d, i) => (d === 1 ? [i] : []));
   for (const a of drop) {
-    if (x.shape[a] !== 1) throw new Error(`squeeze: axis ${a} of ${showShape(x.shape)} has size ${x.shape[a]}, not 1`);
+    if (x.shape[a] !== 1)
+      throw new Error(`squeeze: axis ${a} of ${showShape(x.shape)} has size ${x.shape[a]}, not 1`);
   }
   return x.view(x.shape.filter((_, i) => !drop.includes(i)));
 }

@@ -1,10 +1,10 @@
 import type { ReduceDims } from './backend';
 import { assertDType } from './dtype';
+import { mul } from './elementwise';
+import { permute } from './movement';
 import type { ReduceOp } from './ops';
 import { normalizeAxes, normalizeAxis, sizeOf } from './shape';
 import { Tensor } from './tensor';
-import { mul } from './elementwise';
-import { permute } from './movement';
 
 type Axes = number | readonly number[] | undefined;
 

@@ -100,7 +100,8 @@ export class Tensor {
 
   /** Reads a single-element tensor as a number. */
   async item(): Promise<number> {
-    if (this.size !== 1) throw new Error(`item: expected a tensor of one element, got shape ${showShape(this.shape)}`);
+    if (this.size !== 1)
+      throw new Error(`item: expected a tensor of one element, got shape ${showShape(this.shape)}`);
     return (await this.data())[0];
   }
 

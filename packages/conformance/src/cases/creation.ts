@@ -1,12 +1,17 @@
 import { arange, full, rand, randn } from '@loom/tensor';
 import type { OpGroup } from '../case';
-import { EXACT, ELEMENTWISE } from '../tolerance';
+import { ELEMENTWISE, EXACT } from '../tolerance';
 
 export const creationGroups: OpGroup[] = [
   {
     op: 'fill',
     cases: [
-      { name: 'fill f32 [3, 65] with -2.5', inputs: [], run: (_, backend) => full([3, 65], -2.5, { backend }), tol: EXACT },
+      {
+        name: 'fill f32 [3, 65] with -2.5',
+        inputs: [],
+        run: (_, backend) => full([3, 65], -2.5, { backend }),
+        tol: EXACT,
+      },
       {
         name: 'fill i32 [1000] with 7',
         inputs: [],
@@ -18,7 +23,12 @@ export const creationGroups: OpGroup[] = [
   {
     op: 'arange',
     cases: [
-      { name: 'arange f32 257 from -3 by 0.5', inputs: [], run: (_, backend) => arange(257, -3, 0.5, { backend }), tol: ELEMENTWISE },
+      {
+        name: 'arange f32 257 from -3 by 0.5',
+        inputs: [],
+        run: (_, backend) => arange(257, -3, 0.5, { backend }),
+        tol: ELEMENTWISE,
+      },
       {
         name: 'arange i32 1000 from 5 by -2',
         inputs: [],

@@ -1,5 +1,5 @@
-import { binaryOps, cast, compareOps, type Tensor, unaryOps, type UnaryOp, where } from '@loom/tensor';
 import * as ops from '@loom/tensor';
+import { binaryOps, cast, compareOps, type Tensor, type UnaryOp, unaryOps, where } from '@loom/tensor';
 import type { OpGroup } from '../case';
 import type { Distribution } from '../inputs';
 import { BROADCAST_PAIRS, TENSOR_SHAPES, VECTOR_SIZES } from '../shapes';
@@ -118,7 +118,11 @@ export const whereGroup: OpGroup = {
   op: 'where',
   cases: [
     [[5], [5], [5]],
-    [[3, 1], [1, 4], [3, 4]],
+    [
+      [3, 1],
+      [1, 4],
+      [3, 4],
+    ],
     [[4], [3, 4], []],
     [[2, 1, 65], [2, 3, 65], [65]],
     [[1000], [1000], [1000]],

@@ -12,7 +12,15 @@ import {
 import type { OpGroup } from '../case';
 import { REDUCTION } from '../tolerance';
 
-const rowShapes: readonly (readonly number[])[] = [[1, 1], [3, 7], [4, 64], [5, 65], [2, 3, 288], [1, 32_000], [3, 1000]];
+const rowShapes: readonly (readonly number[])[] = [
+  [1, 1],
+  [3, 7],
+  [4, 64],
+  [5, 65],
+  [2, 3, 288],
+  [1, 32_000],
+  [3, 1000],
+];
 
 interface AttentionCase {
   readonly b: number;

@@ -14,7 +14,10 @@ export const indexingGroups: OpGroup[] = [
       { table: [6, 65], ids: [9], high: 8 },
     ].map(({ table, ids, high }) => ({
       name: `gather [${table.join(', ')}] by ids [${ids.join(', ')}] in [${high >= table[0] ? -1 : 0}, ${high}]`,
-      inputs: [{ shape: table }, { shape: ids, dist: { kind: 'ints', low: high >= table[0] ? -1 : 0, high } as const }],
+      inputs: [
+        { shape: table },
+        { shape: ids, dist: { kind: 'ints', low: high >= table[0] ? -1 : 0, high } as const },
+      ],
       run: ([t, i]: Tensor[]) => gather(t, i),
       tol: EXACT,
     })),

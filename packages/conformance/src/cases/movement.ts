@@ -1,4 +1,14 @@
-import { broadcastTo, clone, concat, permute, reshape, slice, type Tensor, transpose, writeSlice } from '@loom/tensor';
+import {
+  broadcastTo,
+  clone,
+  concat,
+  permute,
+  reshape,
+  slice,
+  type Tensor,
+  transpose,
+  writeSlice,
+} from '@loom/tensor';
 import type { OpGroup } from '../case';
 import { EXACT } from '../tolerance';
 
@@ -6,19 +16,42 @@ export const movementGroups: OpGroup[] = [
   {
     op: 'reshape',
     cases: [
-      { name: 'reshape [6, 5] -> [3, -1]', inputs: [{ shape: [6, 5] }], run: ([x]) => reshape(x, [3, -1]), tol: EXACT },
+      {
+        name: 'reshape [6, 5] -> [3, -1]',
+        inputs: [{ shape: [6, 5] }],
+        run: ([x]) => reshape(x, [3, -1]),
+        tol: EXACT,
+      },
       { name: 'reshape [1] -> []', inputs: [{ shape: [1] }], run: ([x]) => reshape(x, []), tol: EXACT },
     ],
   },
   {
     op: 'permute',
     cases: [
-      [[3, 5], [1, 0]],
-      [[2, 3, 4], [2, 0, 1]],
-      [[2, 3, 4, 5], [0, 2, 1, 3]],
-      [[2, 3, 4, 5], [3, 2, 1, 0]],
-      [[1, 65, 1, 7], [1, 3, 0, 2]],
-      [[64, 257], [1, 0]],
+      [
+        [3, 5],
+        [1, 0],
+      ],
+      [
+        [2, 3, 4],
+        [2, 0, 1],
+      ],
+      [
+        [2, 3, 4, 5],
+        [0, 2, 1, 3],
+      ],
+      [
+        [2, 3, 4, 5],
+        [3, 2, 1, 0],
+      ],
+      [
+        [1, 65, 1, 7],
+        [1, 3, 0, 2],
+      ],
+      [
+        [64, 257],
+        [1, 0],
+      ],
     ].map(([shape, perm]) => ({
       name: `permute [${shape.join(', ')}] by [${perm.join(', ')}]`,
       inputs: [{ shape }],

@@ -1,6 +1,6 @@
 import { argmax, max, mean, sum, type Tensor } from '@loom/tensor';
 import type { OpCase, OpGroup } from '../case';
-import { REDUCTION, EXACT } from '../tolerance';
+import { EXACT, REDUCTION } from '../tolerance';
 
 type Axes = readonly number[] | undefined;
 
@@ -11,9 +11,18 @@ const layouts: readonly (readonly [readonly number[], Axes])[] = [
   [[7, 65], [1]],
   [[7, 65], [0]],
   [[3, 5, 7], [1]],
-  [[3, 5, 7], [0, 2]],
-  [[3, 5, 7], [1, 2]],
-  [[2, 3, 4, 5], [0, 1, 3]],
+  [
+    [3, 5, 7],
+    [0, 2],
+  ],
+  [
+    [3, 5, 7],
+    [1, 2],
+  ],
+  [
+    [2, 3, 4, 5],
+    [0, 1, 3],
+  ],
   [[4, 32_000], [1]],
   [[300, 257], [0]],
 ];
