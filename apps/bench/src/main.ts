@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { suites } from './suites/index';
 import type { SuiteOptions } from './suite';
+import { suites } from './suites/index';
 import { formatTable } from './table';
 
 function usage(): string {

@@ -38,7 +38,8 @@ export class CpuBackend implements Backend {
 
   constructor() {
     this.fused = {
-      rmsnorm: (x, w, eps) => this.#out('f32', sizeOf(x.shape), (o) => rmsnormKernel(this.#f32(x), this.#f32(w), eps, o.f32)),
+      rmsnorm: (x, w, eps) =>
+        this.#out('f32', sizeOf(x.shape), (o) => rmsnormKernel(this.#f32(x), this.#f32(w), eps, o.f32)),
       layernorm: (x, w, b, eps) =>
         this.#out('f32', sizeOf(x.shape), (o) =>
           layernormKernel(this.#f32(x), this.#f32(w), this.#f32(b), eps, o.f32),
@@ -56,7 +57,8 @@ export class CpuBackend implements Backend {
           const out = o.f32;
           for (let i = 0; i < g.length; i++) out[i] = unaryFns.silu(g[i]) * u[i];
         }),
-      softmax: (x) => this.#out('f32', sizeOf(x.shape), (o) => softmaxKernel(this.#f32(x), lastDim(x.shape), false, o.f32)),
+      softmax: (x) =>
+        this.#out('f32', sizeOf(x.shape), (o) => softmaxKernel(this.#f32(x), lastDim(x.shape), false, o.f32)),
       logSoftmax: (x) =>
         this.#out('f32', sizeOf(x.shape), (o) => softmaxKernel(this.#f32(x), lastDim(x.shape), true, o.f32)),
       softmaxCrossEntropy: (logits, targets, ignoreIndex) =>
@@ -166,7 +168,9 @@ export class CpuBackend implements Backend {
   }
 
   reduce(op: ReduceOp, x: TensorInfo, dims: ReduceDims): DataId {
-    return this.#out(x.dtype, dims.outer * dims.inner, (o) => reduceKernel(op, this.#values(x), dims, o.values));
+    return this.#out(x.dtype, dims.outer * dims.inner, (o) =>
+      reduceKernel(op, this.#values(x), dims, o.values),
+    );
   }
 
   argmax(x: TensorInfo, dims: ReduceDims): DataId {
@@ -174,15 +178,21 @@ export class CpuBackend implements Backend {
   }
 
   matmul(a: TensorInfo, b: TensorInfo, spec: MatmulSpec): DataId {
-    return this.#out('f32', spec.batch * spec.m * spec.n, (o) => matmulInto(spec, this.#get(a.id), this.#get(b.id), o));
+    return this.#out('f32', spec.batch * spec.m * spec.n, (o) =>
+      matmulInto(spec, this.#get(a.id), this.#get(b.id), o),
+    );
   }
 
   permute(x: TensorInfo, perm: readonly number[]): DataId {
-    return this.#out(x.dtype, sizeOf(x.shape), (o) => permuteKernel(this.#values(x), x.shape, perm, o.values));
+    return this.#out(x.dtype, sizeOf(x.shape), (o) =>
+      permuteKernel(this.#values(x), x.shape, perm, o.values),
+    );
   }
 
   slice(x: TensorInfo, starts: readonly number[], sizes: readonly number[]): DataId {
-    return this.#out(x.dtype, sizeOf(sizes), (o) => sliceKernel(this.#values(x), x.shape, starts, sizes, o.values));
+    return this.#out(x.dtype, sizeOf(sizes), (o) =>
+      sliceKernel(this.#values(x), x.shape, starts, sizes, o.values),
+    );
   }
 
   writeSlice(dst: TensorInfo, src: TensorInfo, starts: readonly number[]): void {

@@ -1,4 +1,11 @@
-import { type BinaryOp, type CompareOp, broadcastStrides, type DType, type HostArray, type Shape } from '@loom/tensor';
+import {
+  type BinaryOp,
+  broadcastStrides,
+  type CompareOp,
+  type DType,
+  type HostArray,
+  type Shape,
+} from '@loom/tensor';
 
 type Fn = (a: number, b: number) => number;
 

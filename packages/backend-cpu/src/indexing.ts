@@ -1,7 +1,13 @@
 import type { HostArray } from '@loom/tensor';
 
 /** out[i, :] = table[ids[i], :], zeros for ids outside [0, rows). */
-export function gatherKernel(table: HostArray, rows: number, rowSize: number, ids: Int32Array, out: HostArray): void {
+export function gatherKernel(
+  table: HostArray,
+  rows: number,
+  rowSize: number,
+  ids: Int32Array,
+  out: HostArray,
+): void {
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
     if (id < 0 || id >= rows) continue;

@@ -1,7 +1,13 @@
 import type { Shape } from '@loom/tensor';
 
 /** Rotates pairs (2i, 2i+1) of x [B, T, H, hd] by (offset + t) * theta^(-2i/hd), in f32 like llama2.c. */
-export function ropeKernel(x: Float32Array, shape: Shape, offset: number, theta: number, out: Float32Array): void {
+export function ropeKernel(
+  x: Float32Array,
+  shape: Shape,
+  offset: number,
+  theta: number,
+  out: Float32Array,
+): void {
   const [b, t, h, hd] = shape;
   const half = hd / 2;
   const cos = new Float32Array(t * half);

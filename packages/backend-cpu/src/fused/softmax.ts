@@ -17,7 +17,12 @@ export function softmaxKernel(x: Float32Array, cols: number, log: boolean, out: 
 }
 
 /** Mean of -log softmax(logits [N, V])[target] over rows whose target is not `ignoreIndex`. */
-export function crossEntropyKernel(logits: Float32Array, targets: Int32Array, vocab: number, ignoreIndex: number): number {
+export function crossEntropyKernel(
+  logits: Float32Array,
+  targets: Int32Array,
+  vocab: number,
+  ignoreIndex: number,
+): number {
   let total = 0;
   let count = 0;
   for (let r = 0; r < targets.length; r++) {
