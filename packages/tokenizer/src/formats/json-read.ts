@@ -1,0 +1,62 @@
+/** Small typed readers for untrusted JSON; errors name the source and the key path. */
+
+export type JsonObject = { readonly [key: string]: unknown };
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A short printable form of a JSON value for error messages. */
+export function describe(value: unknown): string {
+  const text = value === undefined ? 'nothing' : JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+export function fail(source: string, path: string, expected: string, got: unknown): never {
+  throw new Error(`${source}: key "${path}": expected ${expected}, got ${describe(got)}`);
+}
+
+export function readObject(value: unknown, source: string, path: string): JsonObject {
+  if (!isObject(value)) fail(source, path, 'an object', value);
+  return value;
+}
+
+export function readArray(value: unknown, source: string, path: string): readonly unknown[] {
+  if (!Array.isArray(value)) fail(source, path, 'an array', value);
+  return value;
+}
+
+export function readString(value: unknown, source: string, path: string): string {
+  if (typeof value !== 'string') fail(source, path, 'a string', value);
+  return value;
+}
+
+export function readInteger(value: unknown, source: string, path: string, min = 0): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    fail(source, path, `an integer >= ${min}`, value);
+  }
+  return value;
+}
+
+export function readNumber(value: unknown, source: string, path: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) fail(source, path, 'a finite number', value);
+  return value;
+}
+
+/** An integer id, or undefined for `null`/absent. */
+export function readOptionalId(value: unknown, source: string, path: string): number | undefined {
+  return value === null || value === undefined ? undefined : readInteger(value, source, path);
+}
+
+/** One of the listed string literals. */
+export function readChoice<const T extends string>(
+  value: unknown,
+  choices: readonly T[],
+  source: string,
+  path: string,
+): T {
+  const found = choices.find((choice) => choice === value);
+  if (found === undefined)
+    fail(source, path, `one of ${choices.map((c) => JSON.stringify(c)).join(', ')}`, value);
+  return found;
+}

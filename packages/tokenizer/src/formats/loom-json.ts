@@ -1,0 +1,179 @@
+import { unicodeToBytes } from '../bpe/byte-unicode';
+import { ByteLevelBpeTokenizer } from '../bpe/encoder';
+import { CharTokenizer, type UnknownCharPolicy } from '../char';
+import { LLAMA2C_SPECIAL_TOKENS, Llama2cTokenizer } from '../llama2c/tokenizer';
+import type { SpecialToken, Tokenizer } from '../tokenizer';
+import { utf8Encode } from '../utf8';
+import { base64Decode } from './base64';
+import { parseJsonText } from './hf-json';
+import {
+  fail,
+  type JsonObject,
+  readArray,
+  readChoice,
+  readInteger,
+  readNumber,
+  readObject,
+  readOptionalId,
+  readString,
+} from './json-read';
+
+/** Fields every Loom tokenizer JSON has. */
+interface LoomJsonBase {
+  readonly format: 'loom-tokenizer';
+  readonly version: 1;
+  readonly specialTokens: readonly SpecialToken[];
+  readonly bos: number | null;
+  readonly eos: number | null;
+}
+
+export interface CharTokenizerJson extends LoomJsonBase {
+  readonly kind: 'char';
+  /** One Unicode character per id. */
+  readonly characters: readonly string[];
+  readonly unknown: UnknownCharPolicy;
+}
+
+interface BpeJsonBase extends LoomJsonBase {
+  readonly kind: 'bpe';
+  /** The pre-tokenisation pattern; only GPT-2's exists today. */
+  readonly pattern: 'gpt2';
+  /** Bytes of each id in GPT-2's byte-to-unicode alphabet; null where a special token holds the id. */
+  readonly tokens: readonly (string | null)[];
+}
+
+/** See `BpeMerging` for what `ranks` and `merges` mean. */
+export type BpeTokenizerJson =
+  | (BpeJsonBase & { readonly merging: 'ranks' })
+  | (BpeJsonBase & { readonly merging: 'merges'; readonly merges: readonly (readonly [number, number])[] });
+
+export interface Llama2cTokenizerJson extends LoomJsonBase {
+  readonly kind: 'llama2c';
+  readonly maxTokenLength: number;
+  /** `utf8`: pieces are plain strings; `base64`: used when some piece is not valid UTF-8. */
+  readonly pieceEncoding: 'utf8' | 'base64';
+  readonly pieces: readonly string[];
+  readonly scores: readonly number[];
+}
+
+export type LoomTokenizerJson = CharTokenizerJson | BpeTokenizerJson | Llama2cTokenizerJson;
+
+/** True when a parsed JSON value claims to be a Loom tokenizer. */
+export function isLoomTokenizerJson(value: unknown): boolean {
+  return (
+    typeof value === 'object' && value !== null && 'format' in value && value.format === 'loom-tokenizer'
+  );
+}
+
+function readSpecialTokens(root: JsonObject, source: string): SpecialToken[] {
+  return readArray(root.specialTokens, source, 'specialTokens').map((entry, index) => {
+    const token = readObject(entry, source, `specialTokens[${index}]`);
+    return {
+      text: readString(token.text, source, `specialTokens[${index}].text`),
+      id: readInteger(token.id, source, `specialTokens[${index}].id`),
+    };
+  });
+}
+
+function readCharJson(root: JsonObject, source: string): CharTokenizer {
+  const characters = readArray(root.characters, source, 'characters').map((c, i) =>
+    readString(c, source, `characters[${i}]`),
+  );
+  const specials = readSpecialTokens(root, source);
+  specials.forEach((token, index) => {
+    if (token.id !== characters.length + index) {
+      fail(
+        source,
+        `specialTokens[${index}].id`,
+        `${characters.length + index} (special ids follow the characters in order)`,
+        token.id,
+      );
+    }
+  });
+  const textOf = (key: 'bos' | 'eos'): string | undefined => {
+    const id = readOptionalId(root[key], source, key);
+    if (id === undefined) return undefined;
+    const token = specials.find((special) => special.id === id);
+    if (token === undefined) fail(source, key, 'the id of a special token', id);
+    return token.text;
+  };
+  return new CharTokenizer(characters, {
+    unknown: readChoice(root.unknown, ['error', 'skip', 'unk'], source, 'unknown'),
+    specialTokens: specials.map((token) => token.text),
+    bos: textOf('bos'),
+    eos: textOf('eos'),
+  });
+}
+
+function readBpeJson(root: JsonObject, source: string): ByteLevelBpeTokenizer {
+  readChoice(root.pattern, ['gpt2'], source, 'pattern');
+  const tokens = readArray(root.tokens, source, 'tokens').map((entry, index) => {
+    if (entry === null) return null;
+    const text = readString(entry, source, `tokens[${index}]`);
+    const bytes = unicodeToBytes(text);
+    if (!(bytes instanceof Uint8Array))
+      fail(source, `tokens[${index}]`, "bytes in GPT-2's byte-to-unicode alphabet", text);
+    return bytes;
+  });
+  const merging = readChoice(root.merging, ['ranks', 'merges'], source, 'merging');
+  const merges =
+    merging === 'ranks'
+      ? undefined
+      : readArray(root.merges, source, 'merges').map((entry, index): [number, number] => {
+          const pair = readArray(entry, source, `merges[${index}]`);
+          if (pair.length !== 2) fail(source, `merges[${index}]`, 'a pair of ids [left, right]', entry);
+          return [
+            readInteger(pair[0], source, `merges[${index}][0]`),
+            readInteger(pair[1], source, `merges[${index}][1]`),
+          ];
+        });
+  return new ByteLevelBpeTokenizer({
+    tokens,
+    merging: merges === undefined ? { kind: 'ranks' } : { kind: 'merges', merges },
+    specialTokens: readSpecialTokens(root, source),
+    bos: readOptionalId(root.bos, source, 'bos'),
+    eos: readOptionalId(root.eos, source, 'eos'),
+    source,
+  });
+}
+
+function readLlama2cJson(root: JsonObject, source: string): Llama2cTokenizer {
+  const encoding = readChoice(root.pieceEncoding, ['utf8', 'base64'], source, 'pieceEncoding');
+  const pieces = readArray(root.pieces, source, 'pieces').map((entry, index) => {
+    const text = readString(entry, source, `pieces[${index}]`);
+    if (encoding === 'utf8') return utf8Encode(text);
+    const bytes = base64Decode(text);
+    if (bytes === undefined) fail(source, `pieces[${index}]`, 'base64', text);
+    return bytes;
+  });
+  const scores = readArray(root.scores, source, 'scores').map((s, i) =>
+    readNumber(s, source, `scores[${i}]`),
+  );
+  const specials = readSpecialTokens(root, source);
+  const expected = JSON.stringify(LLAMA2C_SPECIAL_TOKENS);
+  if (JSON.stringify(specials) !== expected) fail(source, 'specialTokens', expected, specials);
+  return new Llama2cTokenizer(
+    {
+      maxTokenLength: readInteger(root.maxTokenLength, source, 'maxTokenLength', 1),
+      pieces,
+      scores: Float32Array.from(scores),
+    },
+    source,
+  );
+}
+
+/** Rebuilds a tokenizer from the JSON value (or text) that its `toJSON()` produced. */
+export function tokenizerFromJSON(json: unknown, source = 'tokenizer JSON'): Tokenizer {
+  const root = readObject(typeof json === 'string' ? parseJsonText(json, source) : json, source, '(root)');
+  if (root.format !== 'loom-tokenizer') fail(source, 'format', '"loom-tokenizer"', root.format);
+  if (root.version !== 1) fail(source, 'version', '1 (the only version this Loom reads)', root.version);
+  const kind = readChoice(root.kind, ['char', 'bpe', 'llama2c'], source, 'kind');
+  switch (kind) {
+    case 'char':
+      return readCharJson(root, source);
+    case 'bpe':
+      return readBpeJson(root, source);
+    case 'llama2c':
+      return readLlama2cJson(root, source);
+  }
+}

@@ -1,0 +1,34 @@
+export { bytesToUnicode, unicodeToBytes } from './bpe/byte-unicode';
+export { type BpeMerging, type ByteLevelBpeSpec, ByteLevelBpeTokenizer } from './bpe/encoder';
+export { GPT2_PATTERN, pretokenize } from './bpe/pretokenize';
+export { type BpeTrainOptions, trainBpe } from './bpe/train';
+export { CharTokenizer, type CharTokenizerOptions, type UnknownCharPolicy } from './char';
+export {
+  type ChatMessage,
+  type ChatPromptOptions,
+  type ChatRole,
+  type ChatTemplateName,
+  encodeChat,
+  type PromptPart,
+  renderChat,
+} from './chat-template';
+export { detectTokenizerFormat, loadTokenizer, type TokenizerFormat } from './formats/detect';
+export { type HfJsonOptions, tokenizerFromHfJson } from './formats/hf-json';
+export {
+  type BpeTokenizerJson,
+  type CharTokenizerJson,
+  type Llama2cTokenizerJson,
+  type LoomTokenizerJson,
+  tokenizerFromJSON,
+} from './formats/loom-json';
+export { type TiktokenOptions, tokenizerFromTiktoken } from './formats/tiktoken';
+export { type Llama2cVocab, parseLlama2cTokenizer } from './llama2c/format';
+export { Llama2cTokenizer } from './llama2c/tokenizer';
+export { StreamDecoder } from './stream-decoder';
+export type {
+  EncodeOptions,
+  SpecialToken,
+  SpecialTokenHandling,
+  Tokenizer,
+  TokenizerKind,
+} from './tokenizer';
