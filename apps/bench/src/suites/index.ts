@@ -1,4 +1,5 @@
 import type { Suite } from '../suite';
+import { tokenizerSuite } from './tokenizer';
 
 /** Every benchmark suite, by the name given on the command line. */
-export const suites: readonly Suite[] = [];
+export const suites: readonly Suite[] = [tokenizerSuite];

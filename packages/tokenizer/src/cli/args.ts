@@ -1,0 +1,124 @@
+/** Where the CLI reads its input: literal text or a file. */
+export type CliInput = { readonly kind: 'text'; readonly text: string } | { readonly kind: 'file'; readonly path: string };
+
+export type CliCommand =
+  | { readonly kind: 'help' }
+  | {
+      readonly kind: 'encode';
+      readonly tokenizer: string;
+      readonly input: CliInput;
+      readonly json: boolean;
+      /** Prepend BOS where the format's reference does (llama2.c); false with --no-bos. */
+      readonly bos: boolean;
+      readonly parseSpecial: boolean;
+    }
+  | { readonly kind: 'decode'; readonly tokenizer: string; readonly input: CliInput; readonly json: boolean }
+  | { readonly kind: 'train'; readonly data: string; readonly vocabSize: number; readonly out: string };
+
+export const USAGE = `usage:
+  pnpm tokenize --tokenizer PATH [--json] [--no-bos] [--parse-special] (--text TEXT | --file PATH)
+      prints the token ids of the text (a JSON array with --json)
+  pnpm tokenize --tokenizer PATH --decode [--json] (--text "IDS" | --file PATH)
+      prints the text of the ids (space- or comma-separated, or a JSON array; a JSON string with --json)
+  pnpm tokenize train --data PATH --vocab-size N --out PATH
+      learns a byte-level BPE from a text file and writes it as Loom tokenizer JSON
+
+PATH may be a tiktoken rank file, a Hugging Face tokenizer.json, a llama2.c tokenizer.bin or a Loom
+tokenizer JSON; the format is recognised from the content. With a llama2.c tokenizer BOS is prepended,
+as llama2.c's run.c does (--no-bos to omit). --parse-special turns special-token text such as
+<|endoftext|> into its id; by default it is encoded as plain text.`;
+
+/** A command-line mistake; the CLI prints it with the usage. */
+export class UsageError extends Error {}
+
+type FlagSpec = { readonly takesValue: boolean };
+
+const ENCODE_FLAGS: Readonly<Record<string, FlagSpec>> = {
+  '--tokenizer': { takesValue: true },
+  '--text': { takesValue: true },
+  '--file': { takesValue: true },
+  '--json': { takesValue: false },
+  '--decode': { takesValue: false },
+  '--no-bos': { takesValue: false },
+  '--parse-special': { takesValue: false },
+};
+
+const TRAIN_FLAGS: Readonly<Record<string, FlagSpec>> = {
+  '--data': { takesValue: true },
+  '--vocab-size': { takesValue: true },
+  '--out': { takesValue: true },
+};
+
+/** Reads `--flag value` / `--flag=value` / `--switch` arguments into a map, rejecting unknown or repeated flags. */
+function readFlags(argv: readonly string[], known: Readonly<Record<string, FlagSpec>>): Map<string, string> {
+  const flags = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const eq = arg.indexOf('=');
+    const name = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
+    const spec = known[name];
+    if (spec === undefined) {
+      const expected = Object.keys(known).join(', ');
+      throw new UsageError(arg.startsWith('-') ? `unknown flag ${arg}; expected one of ${expected}` : `unexpected argument ${JSON.stringify(arg)}; expected flags (${expected})`);
+    }
+    if (flags.has(name)) throw new UsageError(`${name} is given twice; give it once`);
+    if (!spec.takesValue) {
+      if (name !== arg) throw new UsageError(`${name} takes no value; write just ${name}`);
+      flags.set(name, '');
+      continue;
+    }
+    const value = name !== arg ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new UsageError(`${name} needs a value, e.g. ${name} ${name === '--text' ? '"hello"' : 'PATH'}`);
+    flags.set(name, value);
+  }
+  return flags;
+}
+
+function required(flags: Map<string, string>, name: string): string {
+  const value = flags.get(name);
+  if (value === undefined || value === '') throw new UsageError(`${name} is required`);
+  return value;
+}
+
+function readInput(flags: Map<string, string>): CliInput {
+  const text = flags.get('--text');
+  const file = flags.get('--file');
+  if ((text === undefined) === (file === undefined)) throw new UsageError('give exactly one of --text TEXT or --file PATH');
+  return text !== undefined ? { kind: 'text', text } : { kind: 'file', path: file! };
+}
+
+/** Parses the CLI's arguments (without `node` and the script; a leading `--` from pnpm is ignored). */
+export function parseArgs(argv: readonly string[]): CliCommand {
+  const args = argv[0] === '--' ? argv.slice(1) : argv;
+  if (args.length === 0 || args.includes('--help') || args.includes('-h')) return { kind: 'help' };
+  if (args[0] === 'train') {
+    const flags = readFlags(args.slice(1), TRAIN_FLAGS);
+    const sizeText = required(flags, '--vocab-size');
+    const vocabSize = Number(sizeText);
+    if (!/^\d+$/.test(sizeText) || vocabSize < 257) {
+      throw new UsageError(`--vocab-size: expected an integer of at least 257 (256 bytes + <|endoftext|>), got ${JSON.stringify(sizeText)}`);
+    }
+    return { kind: 'train', data: required(flags, '--data'), vocabSize, out: required(flags, '--out') };
+  }
+  const flags = readFlags(args, ENCODE_FLAGS);
+  const tokenizer = required(flags, '--tokenizer');
+  const input = readInput(flags);
+  const json = flags.has('--json');
+  if (flags.has('--decode')) {
+    for (const name of ['--no-bos', '--parse-special']) {
+      if (flags.has(name)) throw new UsageError(`${name} applies when encoding; leave it out with --decode`);
+    }
+    return { kind: 'decode', tokenizer, input, json };
+  }
+  return { kind: 'encode', tokenizer, input, json, bos: !flags.has('--no-bos'), parseSpecial: flags.has('--parse-special') };
+}
+
+/** Parses ids given as text: a JSON array, or integers separated by spaces or commas. */
+export function parseIds(text: string): number[] {
+  const body = text.trim().replace(/^\[/, '').replace(/\]$/, '').trim();
+  if (body === '') return [];
+  return body.split(/[\s,]+/).map((part) => {
+    if (!/^\d+$/.test(part)) throw new UsageError(`--decode: ${JSON.stringify(part)} is not a token id; expected non-negative integers`);
+    return Number(part);
+  });
+}
