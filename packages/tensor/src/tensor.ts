@@ -9,12 +9,16 @@ import * as rd from './reduce';
 import { track } from './scope';
 import { type Shape, showShape, sizeOf } from './shape';
 
-/** Reference-counted backend storage, shared by a tensor and its reshaped views. */
+/**
+ * Reference-counted backend storage, shared by a tensor and its reshaped views. Borrowed
+ * storage belongs to someone else and is never released through its tensors.
+ */
 class Storage {
   refs = 1;
   constructor(
     readonly backend: Backend,
     readonly id: DataId,
+    readonly owned: boolean,
   ) {}
 }
 
@@ -31,7 +35,15 @@ export class Tensor {
 
   /** Wraps fresh storage from `backend`; use the creation functions rather than this. */
   static fromStorage(backend: Backend, id: DataId, shape: Shape, dtype: DType): Tensor {
-    return new Tensor(new Storage(backend, id), shape, dtype);
+    return new Tensor(new Storage(backend, id, true), shape, dtype);
+  }
+
+  /**
+   * A tensor over storage it does not own (disposing it never releases the storage); for
+   * code that layers over a backend, such as autograd, to run ops on storage it tracks.
+   */
+  static borrow(backend: Backend, info: TensorInfo): Tensor {
+    return new Tensor(new Storage(backend, info.id, false), info.shape, info.dtype);
   }
 
   private constructor(
@@ -85,7 +97,7 @@ export class Tensor {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    if (--this.#storage.refs === 0) this.#storage.backend.release(this.#storage.id);
+    if (--this.#storage.refs === 0 && this.#storage.owned) this.#storage.backend.release(this.#storage.id);
   }
 
   /** Reads the values back to the host (row-major). */
