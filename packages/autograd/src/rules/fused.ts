@@ -1,0 +1,99 @@
+import {
+  arange,
+  cast,
+  compare,
+  mean,
+  rope,
+  softmax,
+  sum,
+  type Tensor,
+  type TensorInfo,
+  tensor,
+} from '@loom/tensor';
+import type { BackwardFn } from '../tape';
+import type { RuleContext } from './context';
+
+/** dx = y (g - sum(g y)) over the last axis. */
+export function softmaxRule(ctx: RuleContext, out: TensorInfo): BackwardFn {
+  return (g) => {
+    const y = ctx.borrow(out);
+    return [y.mul(g.sub(g.mul(y).sum(-1, true)))];
+  };
+}
+
+/** dx = g - softmax(x) sum(g) over the last axis. */
+export function logSoftmaxRule(ctx: RuleContext, out: TensorInfo): BackwardFn {
+  return (g) => [g.sub(ctx.borrow(out).exp().mul(g.sum(-1, true)))];
+}
+
+/** Sums a gradient [..., d] over all rows, giving [d]. */
+function sumRows(t: Tensor): Tensor {
+  return t.reshape([-1, t.shape[t.rank - 1]]).sum(0); // [d]
+}
+
+/** With r = rsqrt(mean(x^2) + eps) and n = x r: dw = sum(g n), dx = r (g w - n mean(g w n)). */
+export function rmsnormRule(ctx: RuleContext, x: TensorInfo, weight: TensorInfo, eps: number): BackwardFn {
+  return (g) => {
+    const xv = ctx.borrow(x);
+    const r = mean(xv.mul(xv), -1, true).add(eps).rsqrt();
+    const normed = xv.mul(r);
+    const dn = g.mul(ctx.borrow(weight));
+    const dx = r.mul(dn.sub(normed.mul(mean(dn.mul(normed), -1, true))));
+    return [dx, sumRows(g.mul(normed))];
+  };
+}
+
+/** With n = (x - mean) r: dw = sum(g n), db = sum(g), dx = r (dn - mean(dn) - n mean(dn n)). */
+export function layernormRule(ctx: RuleContext, x: TensorInfo, weight: TensorInfo, eps: number): BackwardFn {
+  return (g) => {
+    const xv = ctx.borrow(x);
+    const centred = xv.sub(mean(xv, -1, true));
+    const r = mean(centred.mul(centred), -1, true).add(eps).rsqrt();
+    const normed = centred.mul(r);
+    const dn = g.mul(ctx.borrow(weight));
+    const dx = r.mul(dn.sub(mean(dn, -1, true)).sub(normed.mul(mean(dn.mul(normed), -1, true))));
+    return [dx, sumRows(g.mul(normed)), sumRows(g)];
+  };
+}
+
+/** silu(a) b: da = g b s (1 + a (1 - s)) with s = sigmoid(a); db = g silu(a). */
+export function swigluRule(ctx: RuleContext, gate: TensorInfo, up: TensorInfo): BackwardFn {
+  return (g) => {
+    const a = ctx.borrow(gate);
+    const s = a.sigmoid();
+    const da = g.mul(ctx.borrow(up)).mul(s.mul(a.mul(s.neg().add(1)).add(1)));
+    return [da, g.mul(a.silu())];
+  };
+}
+
+/**
+ * Rotation by -angle is the rotation by +angle conjugated with the reflection that negates
+ * the odd element of each pair, so dx = P rope(P g).
+ */
+export function ropeRule(x: TensorInfo, offset: number, theta: number): BackwardFn {
+  return (g) => {
+    const hd = x.shape[3];
+    const signs = Array.from({ length: hd }, (_, i) => (i % 2 === 0 ? 1 : -1));
+    const p = tensor(signs, [hd], { backend: g.backend });
+    return [rope(g.mul(p), { offset, theta }).mul(p)];
+  };
+}
+
+/** d logits = g (softmax(logits) - onehot(target)) / count on rows that are not ignored. */
+export function crossEntropyRule(
+  ctx: RuleContext,
+  logits: TensorInfo,
+  targets: TensorInfo,
+  ignoreIndex: number,
+): BackwardFn {
+  return (g) => {
+    const [n, v] = logits.shape;
+    const t = ctx.borrow(targets);
+    const probs = softmax(ctx.borrow(logits));
+    const vocab = arange(v, 0, 1, { backend: g.backend, dtype: 'i32' }).reshape([1, v]); // [1, V]
+    const onehot = cast(compare('eq', vocab, t.reshape([n, 1])), 'f32'); // [N, V]
+    const valid = cast(t.ne(ignoreIndex), 'f32').reshape([n, 1]); // [N, 1]
+    const count = sum(valid).maximum(1);
+    return [probs.sub(onehot).mul(valid).mul(g.div(count)), undefined];
+  };
+}

@@ -1,0 +1,56 @@
+import { type Tensor, type TensorInfo, type UnaryOp, where } from '@loom/tensor';
+import type { BackwardFn } from '../tape';
+import type { RuleContext } from './context';
+
+const GELU_C = Math.sqrt(2 / Math.PI);
+
+/** d out / d x times the incoming gradient, for each unary op. */
+function unaryGrad(op: UnaryOp, x: Tensor, out: Tensor, g: Tensor): Tensor {
+  switch (op) {
+    case 'neg':
+      return g.neg();
+    case 'exp':
+      return g.mul(out);
+    case 'log':
+      return g.div(x);
+    case 'sqrt':
+      return g.mul(0.5).div(out);
+    case 'rsqrt':
+      return g.mul(out.mul(out).mul(out)).mul(-0.5);
+    case 'recip':
+      return g.mul(out.mul(out)).neg();
+    case 'abs':
+      return where(x.gt(0), g, where(x.lt(0), g.neg(), 0));
+    case 'tanh':
+      return g.mul(out.mul(out).neg().add(1));
+    case 'sigmoid':
+      return g.mul(out.mul(out.neg().add(1)));
+    case 'silu': {
+      const s = x.sigmoid();
+      return g.mul(s.add(x.mul(s).mul(s.neg().add(1))));
+    }
+    case 'gelu': {
+      const x2 = x.mul(x);
+      const t = x.add(x2.mul(x).mul(0.044715)).mul(GELU_C).tanh();
+      const dInner = x2
+        .mul(3 * 0.044715)
+        .add(1)
+        .mul(GELU_C);
+      const d = t
+        .add(1)
+        .mul(0.5)
+        .add(x.mul(0.5).mul(t.mul(t).neg().add(1)).mul(dInner));
+      return g.mul(d);
+    }
+    case 'relu':
+      return where(x.gt(0), g, 0);
+    case 'sin':
+      return g.mul(x.cos());
+    case 'cos':
+      return g.mul(x.sin()).neg();
+  }
+}
+
+export function unaryRule(ctx: RuleContext, op: UnaryOp, x: TensorInfo, out: TensorInfo): BackwardFn {
+  return (g) => [unaryGrad(op, ctx.borrow(x), ctx.borrow(out), g)];
+}
