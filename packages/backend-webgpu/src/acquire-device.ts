@@ -1,0 +1,32 @@
+import { requestedLimits } from './device-limits';
+
+export interface WebGPUBackendOptions {
+  /** A device to run on; when given, `gpu` is ignored. */
+  readonly device?: GPUDevice;
+  /** Where to find an adapter: in Node, `create([])` from the `webgpu` package; defaults to `navigator.gpu`. */
+  readonly gpu?: GPU;
+  readonly powerPreference?: GPUPowerPreference;
+}
+
+export const NO_ADAPTER_MESSAGE =
+  'no WebGPU adapter: in Node pass gpu from the `webgpu` package (needs Vulkan: apt-get install -t bookworm-backports ' +
+  'mesa-vulkan-drivers libvulkan1); in Chromium start with --enable-unsafe-webgpu';
+
+function navigatorGpu(): GPU | undefined {
+  if (typeof navigator === 'undefined') return undefined;
+  return navigator.gpu ?? undefined;
+}
+
+/** The device to run on: the one given, or a new one from the adapter with the limits Loom uses raised to the adapter's maximum. */
+export async function acquireDevice(options: WebGPUBackendOptions): Promise<GPUDevice> {
+  if (options.device) return options.device;
+  const gpu = options.gpu ?? navigatorGpu();
+  if (!gpu) throw new Error(NO_ADAPTER_MESSAGE);
+  const adapter = await gpu.requestAdapter(
+    options.powerPreference ? { powerPreference: options.powerPreference } : undefined,
+  );
+  if (!adapter) throw new Error(NO_ADAPTER_MESSAGE);
+  const requiredLimits: Record<string, number> = {};
+  for (const name of requestedLimits) requiredLimits[name] = adapter.limits[name];
+  return adapter.requestDevice({ requiredLimits });
+}

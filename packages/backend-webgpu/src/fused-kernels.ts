@@ -1,0 +1,24 @@
+import type { FusedKernels } from '@loom/tensor';
+import { attention } from './kernels/attention';
+import { softmaxCrossEntropy } from './kernels/cross-entropy';
+import { layernorm } from './kernels/layernorm';
+import { rmsnorm } from './kernels/rmsnorm';
+import { rope } from './kernels/rope';
+import { softmax } from './kernels/softmax';
+import { swiglu } from './kernels/swiglu';
+import type { GpuRuntime } from './runtime';
+
+/** Every fused kernel of the interface, each a single WGSL kernel (cross-entropy: two). */
+export function fusedKernels(rt: GpuRuntime): FusedKernels {
+  return {
+    rmsnorm: (x, weight, eps) => rmsnorm(rt, x, weight, eps),
+    layernorm: (x, weight, bias, eps) => layernorm(rt, x, weight, bias, eps),
+    rope: (x, offset, theta) => rope(rt, x, offset, theta),
+    attention: (q, k, v, spec) => attention(rt, q, k, v, spec),
+    swiglu: (gate, up) => swiglu(rt, gate, up),
+    softmax: (x) => softmax(rt, 'softmax', x),
+    logSoftmax: (x) => softmax(rt, 'logSoftmax', x),
+    softmaxCrossEntropy: (logits, targets, ignoreIndex) =>
+      softmaxCrossEntropy(rt, logits, targets, ignoreIndex),
+  };
+}

@@ -1,0 +1,4 @@
+export type { WebGPUBackendOptions } from './acquire-device';
+export { NO_ADAPTER_MESSAGE } from './acquire-device';
+export type { DeviceLimits } from './device-limits';
+export { WebGPUBackend } from './webgpu-backend';

@@ -1,0 +1,54 @@
+import { sizeOf, type TensorInfo } from '@loom/tensor';
+import type { GpuStorage } from '../gpu-storage';
+import { ParamLayout } from '../param-layout';
+import type { GpuRuntime } from '../runtime';
+import { NEG_INF_FN, NEG_INFINITY } from './math';
+import { entryPoint, makeProgram } from './program';
+import { rowWorkgroupSize, workgroupReduce } from './workgroup-reduce';
+
+const params = new ParamLayout().scalar('rows', 'u32').scalar('width', 'u32');
+
+export type SoftmaxKind = 'softmax' | 'logSoftmax';
+
+/**
+ * Softmax or log-softmax over the last axis, one workgroup per row: the row maximum and the
+ * sum of exp(x - max) are shared-memory reductions, so rows of 32000 logits stay exact to rounding.
+ */
+export function softmax(rt: GpuRuntime, kind: SoftmaxKind, x: TensorInfo): GpuStorage {
+  const size = sizeOf(x.shape);
+  const width = x.shape[x.shape.length - 1] ?? 1;
+  const rows = width === 0 ? 0 : size / width;
+  const out = rt.alloc(size, 'f32');
+  const wg = rowWorkgroupSize(width, rt.limits.workgroupSize);
+  const write = kind === 'softmax' ? 'exp(x[base + j] - m) * inv' : 'x[base + j] - m - logSum';
+  const program = makeProgram(
+    `${kind}:${wg}`,
+    [{ name: 'x', type: 'f32' }],
+    [{ name: 'out', type: 'f32' }],
+    params,
+    () => `${NEG_INF_FN}
+${workgroupReduce('max_all', 'f32', wg, 'max(a, b)')}
+${workgroupReduce('sum_all', 'f32', wg, 'a + b')}
+${entryPoint(wg)}
+  if (gid >= p.rows) { return; }
+  let base = gid * p.width;
+  var m = ${NEG_INFINITY};
+  for (var j = lid; j < p.width; j += ${wg}u) { m = max(m, x[base + j]); }
+  m = max_all(m, lid);
+  var s = 0.0;
+  for (var j = lid; j < p.width; j += ${wg}u) { s += exp(x[base + j] - m); }
+  s = sum_all(s, lid);
+  let inv = 1.0 / s;
+  let logSum = log(s);
+  for (var j = lid; j < p.width; j += ${wg}u) { out[base + j] = ${write}; }
+}`,
+  );
+  rt.launch({
+    program,
+    inputs: [rt.storage(x.id)],
+    outputs: [out],
+    params: params.pack({ rows, width }),
+    workgroups: rows,
+  });
+  return out;
+}

@@ -1,0 +1,167 @@
+import { allocHost, type DataId, type DType, type HostArray } from '@loom/tensor';
+import { BufferPool } from './buffer-pool';
+import { CommandBatch } from './command-batch';
+import { type DeviceLimits, readLimits } from './device-limits';
+import { MapMode, STAGING_USAGE, STORAGE_USAGE } from './gpu-flags';
+import { GpuStorage } from './gpu-storage';
+import type { KernelProgram } from './kernel-program';
+import { PipelineCache } from './pipeline-cache';
+import { gridFor } from './workgroup-grid';
+
+/** Dispatches recorded into one command buffer before it is submitted. */
+const DISPATCHES_PER_SUBMIT = 128;
+
+/** One kernel dispatch: a program, its buffers in binding order, parameters and workgroup count. */
+export interface Launch {
+  readonly program: KernelProgram;
+  readonly inputs: readonly GpuStorage[];
+  readonly outputs: readonly GpuStorage[];
+  /** Packed `Params`; required exactly when `program.uniform` is set. */
+  readonly params?: ArrayBuffer;
+  /** A count is spread over x and y within the device limits; a triple is dispatched as given. */
+  readonly workgroups: number | readonly [number, number, number];
+}
+
+/**
+ * Owns the device side of the backend: storage allocation and accounting, the buffer pool,
+ * the pipeline cache, batched command recording and readback.
+ */
+export class GpuRuntime {
+  readonly device: GPUDevice;
+  readonly limits: DeviceLimits;
+  readonly pool: BufferPool;
+  readonly pipelines: PipelineCache;
+  readonly batch: CommandBatch;
+  #liveCount = 0;
+  #liveBytes = 0;
+  #error: string | undefined;
+
+  constructor(device: GPUDevice) {
+    this.device = device;
+    this.limits = readLimits(device.limits);
+    this.pool = new BufferPool(device, this.limits.maxBufferSize);
+    this.pipelines = new PipelineCache(device);
+    this.batch = new CommandBatch(device, this.pool, this.limits, DISPATCHES_PER_SUBMIT);
+    device.addEventListener('uncapturederror', (event) => {
+      this.#error ??= event.error.message;
+    });
+    device.lost.then((info) => {
+      this.#error ??= `the device was lost (${info.reason}): ${info.message}`;
+    });
+  }
+
+  get liveCount(): number {
+    return this.#liveCount;
+  }
+
+  get liveBytes(): number {
+    return this.#liveBytes;
+  }
+
+  /** New storage for `size` elements; its contents are undefined until a kernel or upload writes it. */
+  alloc(size: number, dtype: DType): GpuStorage {
+    const bytes = size * 4;
+    if (bytes > this.limits.maxStorageBufferBindingSize) {
+      throw new Error(
+        `webgpu: a ${dtype} tensor of ${size} elements needs ${bytes} bytes, more than this device's ` +
+          `maxStorageBufferBindingSize of ${this.limits.maxStorageBufferBindingSize} bytes; split it into smaller tensors`,
+      );
+    }
+    const storage = new GpuStorage(this.pool.acquire(Math.max(4, bytes), STORAGE_USAGE), size, dtype);
+    this.#liveCount++;
+    this.#liveBytes += bytes;
+    return storage;
+  }
+
+  upload(values: HostArray): GpuStorage {
+    const storage = this.alloc(values.length, values instanceof Int32Array ? 'i32' : 'f32');
+    if (values.length > 0)
+      this.device.queue.writeBuffer(storage.buffer, 0, values.buffer, values.byteOffset, values.byteLength);
+    return storage;
+  }
+
+  /** The storage behind a handle the front-end passed in. */
+  storage(id: DataId): GpuStorage {
+    if (!(id instanceof GpuStorage)) {
+      throw new Error(
+        `webgpu: got storage of the ${id.backend} backend; move the tensor with toBackend() first`,
+      );
+    }
+    if (id.released) throw new Error('webgpu: the storage was released; the tensor was disposed');
+    return id;
+  }
+
+  /** Returns storage to the pool once the work that uses it has finished. */
+  release(storage: GpuStorage): void {
+    if (storage.released) return;
+    storage.released = true;
+    this.#liveCount--;
+    this.#liveBytes -= storage.bytes;
+    this.pool.release(storage.buffer, storage.lastUse, this.batch.completed);
+  }
+
+  /** Records a dispatch; nothing is recorded for zero workgroups. */
+  launch(launch: Launch): void {
+    const { program } = launch;
+    const grid =
+      typeof launch.workgroups === 'number'
+        ? gridFor(launch.workgroups, this.limits.maxWorkgroupsPerDimension)
+        : launch.workgroups;
+    if (grid[0] * grid[1] * grid[2] === 0) return;
+    if ((launch.params !== undefined) !== program.uniform) {
+      throw new Error(`webgpu: kernel ${program.key} ${program.uniform ? 'needs' : 'takes no'} parameters`);
+    }
+    this.batch.reserve(launch.params?.byteLength ?? 0);
+    const { pipeline, bindGroupLayout } = this.pipelines.get(program);
+    const buffers = [...launch.inputs, ...launch.outputs];
+    const entries: GPUBindGroupEntry[] = buffers.map((s, binding) => ({
+      binding,
+      resource: { buffer: s.buffer, offset: 0, size: s.bindingBytes },
+    }));
+    if (launch.params) entries.push({ binding: entries.length, resource: this.batch.params(launch.params) });
+    const bindGroup = this.device.createBindGroup({ layout: bindGroupLayout, entries });
+    for (const s of buffers) s.lastUse = this.batch.serial;
+    this.batch.dispatch(pipeline, bindGroup, grid);
+  }
+
+  /** Submits recorded work. */
+  flush(): void {
+    this.batch.submit();
+  }
+
+  /** Copies storage to a staging buffer, submits, and maps it once the queue gets there. */
+  async read(storage: GpuStorage): Promise<HostArray> {
+    const { bytes, dtype } = storage;
+    if (bytes === 0) {
+      this.#throwIfFailed();
+      return allocHost(dtype, 0);
+    }
+    const staging = this.pool.acquire(bytes, STAGING_USAGE);
+    this.batch.reserve(0);
+    this.batch.copy(storage.buffer, staging, bytes);
+    storage.lastUse = this.batch.serial;
+    const serial = this.batch.submit();
+    try {
+      await staging.mapAsync(MapMode.READ, 0, bytes);
+    } catch (err) {
+      this.#throwIfFailed();
+      throw err;
+    }
+    const copy = staging.getMappedRange(0, bytes).slice(0);
+    staging.unmap();
+    this.pool.release(staging, serial, serial);
+    this.#throwIfFailed();
+    return dtype === 'f32' ? new Float32Array(copy) : new Int32Array(copy);
+  }
+
+  /** Resolves when every submitted batch has finished. */
+  async sync(): Promise<void> {
+    this.batch.submit();
+    await this.batch.idle();
+    this.#throwIfFailed();
+  }
+
+  #throwIfFailed(): void {
+    if (this.#error !== undefined) throw new Error(`webgpu: the device reported an error: ${this.#error}`);
+  }
+}
