@@ -1,0 +1,30 @@
+import { maxLogit } from './softmax';
+import { checkNumber } from './validate';
+
+/**
+ * Draws a token by inverse CDF: with weights w_i = exp(logit_i - max) in float64, returns the
+ * first id i (in ascending id order) whose cumulative weight exceeds u · Σw. `u` is a uniform
+ * number in [0, 1), e.g. `rng.nextFloat()`. Banned (-Infinity) tokens are never drawn.
+ */
+export function sampleIndex(logits: Float32Array, u: number): number {
+  checkNumber('u', u, { min: 0, max: 1, maxOpen: true });
+  const max = maxLogit(logits);
+  if (max === Number.NEGATIVE_INFINITY) {
+    throw new RangeError(
+      `sampleIndex: all ${logits.length} logits are -Infinity, so there is no token to draw`,
+    );
+  }
+  let total = 0;
+  for (let i = 0; i < logits.length; i++) total += Math.exp(logits[i] - max);
+  const target = u * total;
+  let cumulative = 0;
+  let last = -1;
+  for (let i = 0; i < logits.length; i++) {
+    const weight = Math.exp(logits[i] - max);
+    if (weight === 0) continue;
+    cumulative += weight;
+    last = i;
+    if (cumulative > target) return i;
+  }
+  return last; // rounding left the running sum a hair below the target: the last drawable token
+}
