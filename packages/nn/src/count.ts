@@ -1,0 +1,55 @@
+import { headDim, type TransformerConfig } from './config';
+
+/** Number of parameters of a model with this config. */
+export function parameterCount(c: TransformerConfig): number {
+  const hd = headDim(c);
+  const normParams = c.bias ? 2 * c.dim : c.dim;
+  const linear = (i: number, o: number) => i * o + (c.bias ? o : 0);
+  const attention =
+    linear(c.dim, c.numHeads * hd) + 2 * linear(c.dim, c.numKvHeads * hd) + linear(c.numHeads * hd, c.dim);
+  const ffn =
+    c.preset === 'llama'
+      ? 2 * linear(c.dim, c.hiddenDim) + linear(c.hiddenDim, c.dim)
+      : linear(c.dim, c.hiddenDim) + linear(c.hiddenDim, c.dim);
+  const block = attention + ffn + 2 * normParams;
+  const embeddings = c.vocabSize * c.dim + (c.preset === 'gpt2' ? c.maxSeqLen * c.dim : 0);
+  const output = c.tiedEmbeddings ? 0 : c.vocabSize * c.dim;
+  return embeddings + c.numLayers * block + normParams + output;
+}
+
+/** Bytes of a training run's memory, by part (float32 everywhere). */
+export interface MemoryEstimate {
+  readonly weights: number;
+  readonly gradients: number;
+  /** AdamW's two moments. */
+  readonly optimizer: number;
+  /** Activations kept for the backward pass of one batch. */
+  readonly activations: number;
+  readonly total: number;
+}
+
+/**
+ * Estimates training memory for a batch of `batch` sequences of `seqLen` tokens. Activations
+ * count what the backward pass reads per layer: the block input, the norm outputs, q, k, v,
+ * the attention output, the attention probabilities (heads·T² per sequence), the
+ * feed-forward's hidden values (two or three of hiddenDim), plus the logits and their softmax.
+ */
+export function memoryEstimate(c: TransformerConfig, batch: number, seqLen: number): MemoryEstimate {
+  const bytes = 4;
+  const params = parameterCount(c);
+  const tokens = batch * seqLen;
+  const hd = headDim(c);
+  const perToken =
+    4 * c.dim +
+    c.numHeads * hd +
+    2 * c.numKvHeads * hd +
+    (c.preset === 'llama' ? 3 : 2) * c.hiddenDim +
+    c.dim;
+  const attentionProbs = batch * c.numHeads * seqLen * seqLen;
+  const activations =
+    bytes * (c.numLayers * (tokens * perToken + 2 * attentionProbs) + 2 * tokens * c.vocabSize);
+  const weights = bytes * params;
+  const gradients = weights;
+  const optimizer = 2 * weights;
+  return { weights, gradients, optimizer, activations, total: weights + gradients + optimizer + activations };
+}

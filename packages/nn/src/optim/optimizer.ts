@@ -1,0 +1,22 @@
+import type { Tensor } from '@loom/tensor';
+
+/** Updates parameters in place from their gradients. */
+export interface Optimizer {
+  /** One update with learning rate `lr`; `grads[i]` belongs to `params[i]`. */
+  step(params: readonly Tensor[], grads: readonly Tensor[], lr: number): void;
+  /** The optimizer's state tensors by name, for checkpoints. */
+  state(): Map<string, Tensor>;
+  /** Restores state saved by `state()`. */
+  loadState(state: ReadonlyMap<string, Tensor>, stepCount: number): void;
+  readonly stepCount: number;
+  dispose(): void;
+}
+
+/** Replaces the values of `target` with those of `source` (same shape) without a new tensor. */
+export function assign(target: Tensor, source: Tensor): void {
+  source.backend.writeSlice(
+    target.info('assign'),
+    source.info('assign'),
+    target.shape.map(() => 0),
+  );
+}
