@@ -72,7 +72,7 @@ describe('TransformerLM', () => {
         losses.push(await value.item());
         const clipped = clipGradNorm(grads, 1);
         opt.step(params, clipped.grads, lr(step));
-        scope(() => [value, clipped.norm, ...grads, ...clipped.grads].forEach((t) => t.dispose()));
+        for (const t of [value, clipped.norm, ...grads, ...clipped.grads]) t.dispose();
         live.push(model.backend.liveCount());
       }
       expect(new Set(live.slice(1)).size, 'live tensors stay constant across steps').toBe(1);

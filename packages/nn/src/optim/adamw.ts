@@ -70,10 +70,10 @@ export class AdamW implements Optimizer {
   }
 
   state(): Map<string, Tensor> {
-    const out = new Map<string, Tensor>();
-    this.#m.forEach((t, i) => out.set(`m.${i}`, t));
-    this.#v.forEach((t, i) => out.set(`v.${i}`, t));
-    return out;
+    return new Map([
+      ...this.#m.map((t, i): [string, Tensor] => [`m.${i}`, t]),
+      ...this.#v.map((t, i): [string, Tensor] => [`v.${i}`, t]),
+    ]);
   }
 
   loadState(state: ReadonlyMap<string, Tensor>, stepCount: number): void {
