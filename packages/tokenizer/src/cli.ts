@@ -57,7 +57,9 @@ function run(command: CliCommand): void {
       });
       const seconds = ((performance.now() - start) / 1000).toFixed(2);
       writeFileSync(userPath(command.out), `${JSON.stringify(tokenizer.toJSON())}\n`);
-      console.log(`trained a byte-level BPE of ${tokenizer.vocabSize} tokens in ${seconds} s; wrote ${command.out}`);
+      console.log(
+        `trained a byte-level BPE of ${tokenizer.vocabSize} tokens in ${seconds} s; wrote ${command.out}`,
+      );
       return;
     }
   }

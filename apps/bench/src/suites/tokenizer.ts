@@ -34,7 +34,7 @@ function mixedScriptText(size: number): string {
     'नमस्ते दुनिया, आज मौसम अच्छा है।',
     'Emoji: 👩‍👩‍👧‍👦 family, 👍🏽 thumbs, 🇯🇵 flag, 🎉🎉🎉!',
     'const total = items.reduce((sum, x) => sum + x.price * 1.2, 0);\n',
-    'for (let i = 0; i < 10; i++) {\n    console.log(`value ${i}`);\n}\n',
+    'for (let i = 0; i < 10; i++) {\n    console.log("value", i);\n}\n',
     'Ünïcödé àccents — “quotes” and ‘apostrophes’ … ellipsis.',
     '   indented line with    several   spaces\r\n\ttab\n\n',
   ];

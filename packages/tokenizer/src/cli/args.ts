@@ -1,5 +1,7 @@
 /** Where the CLI reads its input: literal text or a file. */
-export type CliInput = { readonly kind: 'text'; readonly text: string } | { readonly kind: 'file'; readonly path: string };
+export type CliInput =
+  | { readonly kind: 'text'; readonly text: string }
+  | { readonly kind: 'file'; readonly path: string };
 
 export type CliCommand =
   | { readonly kind: 'help' }
@@ -59,7 +61,11 @@ function readFlags(argv: readonly string[], known: Readonly<Record<string, FlagS
     const spec = known[name];
     if (spec === undefined) {
       const expected = Object.keys(known).join(', ');
-      throw new UsageError(arg.startsWith('-') ? `unknown flag ${arg}; expected one of ${expected}` : `unexpected argument ${JSON.stringify(arg)}; expected flags (${expected})`);
+      throw new UsageError(
+        arg.startsWith('-')
+          ? `unknown flag ${arg}; expected one of ${expected}`
+          : `unexpected argument ${JSON.stringify(arg)}; expected flags (${expected})`,
+      );
     }
     if (flags.has(name)) throw new UsageError(`${name} is given twice; give it once`);
     if (!spec.takesValue) {
@@ -68,7 +74,8 @@ function readFlags(argv: readonly string[], known: Readonly<Record<string, FlagS
       continue;
     }
     const value = name !== arg ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined) throw new UsageError(`${name} needs a value, e.g. ${name} ${name === '--text' ? '"hello"' : 'PATH'}`);
+    if (value === undefined)
+      throw new UsageError(`${name} needs a value, e.g. ${name} ${name === '--text' ? '"hello"' : 'PATH'}`);
     flags.set(name, value);
   }
   return flags;
@@ -83,7 +90,8 @@ function required(flags: Map<string, string>, name: string): string {
 function readInput(flags: Map<string, string>): CliInput {
   const text = flags.get('--text');
   const file = flags.get('--file');
-  if ((text === undefined) === (file === undefined)) throw new UsageError('give exactly one of --text TEXT or --file PATH');
+  if ((text === undefined) === (file === undefined))
+    throw new UsageError('give exactly one of --text TEXT or --file PATH');
   return text !== undefined ? { kind: 'text', text } : { kind: 'file', path: file! };
 }
 
@@ -96,7 +104,9 @@ export function parseArgs(argv: readonly string[]): CliCommand {
     const sizeText = required(flags, '--vocab-size');
     const vocabSize = Number(sizeText);
     if (!/^\d+$/.test(sizeText) || vocabSize < 257) {
-      throw new UsageError(`--vocab-size: expected an integer of at least 257 (256 bytes + <|endoftext|>), got ${JSON.stringify(sizeText)}`);
+      throw new UsageError(
+        `--vocab-size: expected an integer of at least 257 (256 bytes + <|endoftext|>), got ${JSON.stringify(sizeText)}`,
+      );
     }
     return { kind: 'train', data: required(flags, '--data'), vocabSize, out: required(flags, '--out') };
   }
@@ -110,7 +120,14 @@ export function parseArgs(argv: readonly string[]): CliCommand {
     }
     return { kind: 'decode', tokenizer, input, json };
   }
-  return { kind: 'encode', tokenizer, input, json, bos: !flags.has('--no-bos'), parseSpecial: flags.has('--parse-special') };
+  return {
+    kind: 'encode',
+    tokenizer,
+    input,
+    json,
+    bos: !flags.has('--no-bos'),
+    parseSpecial: flags.has('--parse-special'),
+  };
 }
 
 /** Parses ids given as text: a JSON array, or integers separated by spaces or commas. */
@@ -118,7 +135,10 @@ export function parseIds(text: string): number[] {
   const body = text.trim().replace(/^\[/, '').replace(/\]$/, '').trim();
   if (body === '') return [];
   return body.split(/[\s,]+/).map((part) => {
-    if (!/^\d+$/.test(part)) throw new UsageError(`--decode: ${JSON.stringify(part)} is not a token id; expected non-negative integers`);
+    if (!/^\d+$/.test(part))
+      throw new UsageError(
+        `--decode: ${JSON.stringify(part)} is not a token id; expected non-negative integers`,
+      );
     return Number(part);
   });
 }

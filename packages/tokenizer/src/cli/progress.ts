@@ -1,5 +1,8 @@
 /** A one-line progress bar drawn on a terminal stream (stderr), redrawn at most every 100 ms. */
-export function progressBar(stream: NodeJS.WriteStream, label: string): (done: number, total: number) => void {
+export function progressBar(
+  stream: NodeJS.WriteStream,
+  label: string,
+): (done: number, total: number) => void {
   const start = performance.now();
   let drawn = -Infinity;
   return (done, total) => {
@@ -11,7 +14,9 @@ export function progressBar(stream: NodeJS.WriteStream, label: string): (done: n
     const filled = Math.round(fraction * width);
     const bar = `${'#'.repeat(filled)}${'.'.repeat(width - filled)}`;
     const seconds = ((now - start) / 1000).toFixed(1);
-    stream.write(`\r${label} [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}% ${done}/${total} ${seconds}s`);
+    stream.write(
+      `\r${label} [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}% ${done}/${total} ${seconds}s`,
+    );
     if (done >= total) stream.write('\n');
   };
 }
