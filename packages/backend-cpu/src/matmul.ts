@@ -1,25 +1,221 @@
 import type { MatmulSpec } from '@loom/tensor';
 import type { CpuStorage } from './storage';
+import { threadPool } from './threads/shared-pool';
+import { planMatmul, splitPlan } from './wasm/matmul-plan';
+import { wasmRuntime } from './wasm/runtime';
+import { cpuKernelSettings } from './wasm/settings';
 
-/** out [batch, m, n] = A x B as described by `spec` (see MatmulSpec). */
+/**
+ * out [batch, m, n] = A x B as described by `spec` (see MatmulSpec), accumulating in f32.
+ * Runs the WebAssembly SIMD kernels (on worker threads too, for large products) when the
+ * operands live in the WebAssembly heap, else the cache-blocked JavaScript kernels.
+ */
 export function matmulInto(spec: MatmulSpec, a: CpuStorage, b: CpuStorage, out: CpuStorage): void {
+  checkSizes(spec, a, b, out);
+  const { batch, m, n, k } = spec;
+  if (k === 0 || batch * m * n === 0) {
+    out.f32.fill(0, 0, batch * m * n);
+    return;
+  }
+  const settings = cpuKernelSettings();
+  const runtime = settings.wasm ? wasmRuntime() : undefined;
+  const [addressA, addressB, addressOut] = [a.address, b.address, out.address];
+  if (!runtime || addressA === undefined || addressB === undefined || addressOut === undefined) {
+    matmulJs(spec, a.f32, b.f32, out.f32);
+    return;
+  }
+  const plan = planMatmul(spec, { a: addressA, b: addressB, out: addressOut });
+  const pool = plan.flops >= plan.parallelFlops ? threadPool(runtime, settings.threads) : undefined;
+  const jobs = splitPlan(plan, pool ? pool.workAreas(settings.threads) : [runtime.work.offset]);
+  if (pool && jobs.length > 1) {
+    pool.run(jobs, settings.threads);
+  } else {
+    const [job] = jobs;
+    runtime.kernels[job.kernel](...job.args);
+  }
+}
+
+/** Throws unless the storages hold the matrices `spec` describes (kernels trust these sizes). */
+function checkSizes(spec: MatmulSpec, a: CpuStorage, b: CpuStorage, out: CpuStorage): void {
+  const { batch, m, n, k, aBatchStride, bBatchStride } = spec;
+  const dims = [batch, m, n, k, aBatchStride, bBatchStride];
+  if (!dims.every((d) => Number.isInteger(d) && d >= 0)) {
+    throw new Error(`matmul: expected non-negative integer sizes and strides, got ${JSON.stringify(spec)}`);
+  }
+  if (batch === 0) return;
+  const need = [
+    ['A', a, (batch - 1) * aBatchStride + m * k],
+    ['B', b, (batch - 1) * bBatchStride + k * n],
+    ['out', out, batch * m * n],
+  ] as const;
+  for (const [name, storage, elements] of need) {
+    if (storage.length < elements) {
+      throw new Error(
+        `matmul: ${name} holds ${storage.length} values, but batch ${batch} x [${m}, ${k}] x [${k}, ${n}] ` +
+          `(transA ${spec.transA}, transB ${spec.transB}, batch strides ${aBatchStride}, ${bBatchStride}) needs ${elements}`,
+      );
+    }
+  }
+}
+
+/** Register tile (rows x columns) and cache blocking of the JavaScript kernel. */
+const JS_TILE = 4;
+const JS_KC = 256;
+const JS_MC = 64;
+const JS_NC = 1024;
+
+let packedA = new Float32Array(0);
+let packedB = new Float32Array(0);
+
+/** The portable kernel: packed panels and a 4 x 4 register tile; m = 1 and n = 1 as matrix-vector products. */
+export function matmulJs(spec: MatmulSpec, av: Float32Array, bv: Float32Array, ov: Float32Array): void {
   const { batch, m, n, k, transA, transB, aBatchStride, bBatchStride } = spec;
-  const av = a.f32;
-  const bv = b.f32;
-  const ov = out.f32;
+  const [rsA, csA] = transA ? [1, m] : [k, 1];
+  const [rsB, csB] = transB ? [1, k] : [n, 1];
   for (let p = 0; p < batch; p++) {
     const ao = p * aBatchStride;
     const bo = p * bBatchStride;
     const oo = p * m * n;
-    for (let i = 0; i < m; i++) {
-      for (let j = 0; j < n; j++) {
-        let acc = 0;
-        for (let q = 0; q < k; q++) {
-          const x = transA ? av[ao + q * m + i] : av[ao + i * k + q];
-          const y = transB ? bv[bo + j * k + q] : bv[bo + q * n + j];
-          acc += x * y;
+    if (m === 1) gemvJs(av, ao, bv, bo, rsB, csB, n, k, ov, oo);
+    else if (n === 1) gemvJs(bv, bo, av, ao, csA, rsA, m, k, ov, oo);
+    else gemmJs(m, n, k, av, ao, rsA, csA, bv, bo, rsB, csB, ov, oo);
+  }
+}
+
+/** out[j] = sum_q x[q] W[q * rs + j * cs] for j < n: dot products when W's rows are contiguous, else axpy. */
+function gemvJs(
+  x: Float32Array,
+  xo: number,
+  w: Float32Array,
+  wo: number,
+  rs: number,
+  cs: number,
+  n: number,
+  k: number,
+  out: Float32Array,
+  oo: number,
+): void {
+  if (rs === 1) {
+    for (let j = 0; j < n; j++) {
+      const row = wo + j * cs;
+      let s0 = 0;
+      let s1 = 0;
+      let q = 0;
+      for (; q + 1 < k; q += 2) {
+        s0 += x[xo + q] * w[row + q];
+        s1 += x[xo + q + 1] * w[row + q + 1];
+      }
+      if (q < k) s0 += x[xo + q] * w[row + q];
+      out[oo + j] = s0 + s1;
+    }
+    return;
+  }
+  out.fill(0, oo, oo + n);
+  for (let q = 0; q < k; q++) {
+    const s = x[xo + q];
+    const row = wo + q * rs;
+    for (let j = 0; j < n; j++) out[oo + j] += s * w[row + j * cs];
+  }
+}
+
+function gemmJs(
+  m: number,
+  n: number,
+  k: number,
+  av: Float32Array,
+  ao: number,
+  rsA: number,
+  csA: number,
+  bv: Float32Array,
+  bo: number,
+  rsB: number,
+  csB: number,
+  ov: Float32Array,
+  oo: number,
+): void {
+  const T = JS_TILE;
+  if (packedA.length < JS_MC * JS_KC) packedA = new Float32Array(JS_MC * JS_KC);
+  if (packedB.length < JS_KC * JS_NC) packedB = new Float32Array(JS_KC * JS_NC);
+  const pa = packedA;
+  const pb = packedB;
+  for (let jc = 0; jc < n; jc += JS_NC) {
+    const nc = Math.min(JS_NC, n - jc);
+    for (let pc = 0; pc < k; pc += JS_KC) {
+      const kc = Math.min(JS_KC, k - pc);
+      // B block as k-major panels of T columns, zero-padded.
+      for (let jp = 0; jp < nc; jp += T) {
+        const base = jp * kc;
+        for (let c = 0; c < T; c++) {
+          const j = jc + jp + c;
+          const src = bo + pc * rsB + j * csB;
+          for (let p = 0; p < kc; p++) pb[base + p * T + c] = jp + c < nc ? bv[src + p * rsB] : 0;
         }
-        ov[oo + i * n + j] = acc;
+      }
+      for (let ic = 0; ic < m; ic += JS_MC) {
+        const mc = Math.min(JS_MC, m - ic);
+        for (let ip = 0; ip < mc; ip += T) {
+          const base = ip * kc;
+          for (let r = 0; r < T; r++) {
+            const src = ao + (ic + ip + r) * rsA + pc * csA;
+            for (let p = 0; p < kc; p++) pa[base + p * T + r] = ip + r < mc ? av[src + p * csA] : 0;
+          }
+        }
+        for (let jr = 0; jr < nc; jr += T) {
+          for (let ir = 0; ir < mc; ir += T) {
+            let c00 = 0,
+              c01 = 0,
+              c02 = 0,
+              c03 = 0,
+              c10 = 0,
+              c11 = 0,
+              c12 = 0,
+              c13 = 0;
+            let c20 = 0,
+              c21 = 0,
+              c22 = 0,
+              c23 = 0,
+              c30 = 0,
+              c31 = 0,
+              c32 = 0,
+              c33 = 0;
+            let ia = ir * kc;
+            let ib = jr * kc;
+            for (let p = 0; p < kc; p++, ia += T, ib += T) {
+              const a0 = pa[ia],
+                a1 = pa[ia + 1],
+                a2 = pa[ia + 2],
+                a3 = pa[ia + 3];
+              const b0 = pb[ib],
+                b1 = pb[ib + 1],
+                b2 = pb[ib + 2],
+                b3 = pb[ib + 3];
+              c00 += a0 * b0;
+              c01 += a0 * b1;
+              c02 += a0 * b2;
+              c03 += a0 * b3;
+              c10 += a1 * b0;
+              c11 += a1 * b1;
+              c12 += a1 * b2;
+              c13 += a1 * b3;
+              c20 += a2 * b0;
+              c21 += a2 * b1;
+              c22 += a2 * b2;
+              c23 += a2 * b3;
+              c30 += a3 * b0;
+              c31 += a3 * b1;
+              c32 += a3 * b2;
+              c33 += a3 * b3;
+            }
+            const tile = [c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33];
+            const rows = Math.min(T, mc - ir);
+            const cols = Math.min(T, nc - jr);
+            for (let r = 0; r < rows; r++) {
+              const o = oo + (ic + ir + r) * n + jc + jr;
+              for (let c = 0; c < cols; c++)
+                ov[o + c] = pc === 0 ? tile[r * T + c] : ov[o + c] + tile[r * T + c];
+            }
+          }
+        }
       }
     }
   }

@@ -1,37 +1,106 @@
 import { allocHost, type DType, type HostArray } from '@loom/tensor';
+import type { Block } from './wasm/allocator';
+import type { WasmHeap } from './wasm/heap';
+import { wasmRuntime } from './wasm/runtime';
+
+/** Where a storage's values live. */
+type Placement =
+  | { readonly kind: 'host'; readonly values: HostArray }
+  | {
+      readonly kind: 'heap';
+      readonly heap: WasmHeap;
+      readonly block: Block;
+      values: HostArray;
+      generation: number;
+    }
+  | { readonly kind: 'freed' };
+
+/** Returns heap blocks of storages that were dropped without `free()`. */
+const dropped = new FinalizationRegistry<{ heap: WasmHeap; block: Block }>(({ heap, block }) =>
+  heap.free(block),
+);
 
 /**
- * Host storage of one tensor. Kernels take views (`f32`, `i32`, `values`) at the start of a
- * call, after allocating their outputs, and do not keep them across calls.
+ * Storage of one tensor. Where WebAssembly SIMD is available the values live in the shared
+ * WebAssembly heap (so matmul kernels and worker threads use them without copying); else, or
+ * when the heap is full, in an ordinary typed array. Kernels take views (`f32`, `i32`,
+ * `values`) at the start of a call, after allocating their outputs, and do not keep them
+ * across calls. New storage holds zeros.
  */
 export class CpuStorage {
-  readonly #values: HostArray;
+  #placement: Placement;
 
   constructor(
     readonly dtype: DType,
     readonly length: number,
   ) {
-    this.#values = allocHost(dtype, length);
+    if (!Number.isInteger(length) || length < 0) {
+      throw new Error(`CpuStorage: expected a non-negative integer length, got ${length}`);
+    }
+    const heap = length > 0 ? wasmRuntime()?.heap : undefined;
+    const block = heap?.alloc(length * 4);
+    if (heap && block) {
+      this.#placement = {
+        kind: 'heap',
+        heap,
+        block,
+        values: view(heap, block, dtype, length),
+        generation: heap.generation,
+      };
+      dropped.register(this, { heap, block }, this);
+    } else {
+      this.#placement = { kind: 'host', values: allocHost(dtype, length) };
+    }
   }
 
   get values(): HostArray {
-    return this.#values;
+    const p = this.#placement;
+    if (p.kind === 'host') return p.values;
+    if (p.kind === 'freed') throw new Error(`CpuStorage: ${this.dtype}[${this.length}] used after free()`);
+    if (p.generation !== p.heap.generation && !p.heap.shared) {
+      p.values = view(p.heap, p.block, this.dtype, this.length);
+      p.generation = p.heap.generation;
+    }
+    return p.values;
   }
 
   get f32(): Float32Array {
-    if (!(this.#values instanceof Float32Array)) throw new Error(`expected f32 storage, got ${this.dtype}`);
-    return this.#values;
+    const values = this.values;
+    if (!(values instanceof Float32Array)) throw new Error(`expected f32 storage, got ${this.dtype}`);
+    return values;
   }
 
   get i32(): Int32Array {
-    if (!(this.#values instanceof Int32Array)) throw new Error(`expected i32 storage, got ${this.dtype}`);
-    return this.#values;
+    const values = this.values;
+    if (!(values instanceof Int32Array)) throw new Error(`expected i32 storage, got ${this.dtype}`);
+    return values;
   }
 
   get bytes(): number {
     return this.length * 4;
   }
 
+  /** Byte address of the values in the WebAssembly heap, or undefined when they live on the host. */
+  get address(): number | undefined {
+    const p = this.#placement;
+    if (p.kind === 'freed') throw new Error(`CpuStorage: ${this.dtype}[${this.length}] used after free()`);
+    return p.kind === 'heap' ? p.block.offset : undefined;
+  }
+
   /** Returns the memory to its allocator; the storage must not be used afterwards. */
-  free(): void {}
+  free(): void {
+    const p = this.#placement;
+    if (p.kind === 'heap') {
+      dropped.unregister(this);
+      p.heap.free(p.block);
+    }
+    this.#placement = { kind: 'freed' };
+  }
+}
+
+function view(heap: WasmHeap, block: Block, dtype: DType, length: number): HostArray {
+  const buffer = heap.memory.buffer;
+  return dtype === 'f32'
+    ? new Float32Array(buffer, block.offset, length)
+    : new Int32Array(buffer, block.offset, length);
 }

@@ -1,0 +1,113 @@
+import { writeSigned, writeUnsigned } from './leb128';
+import {
+  MemOp,
+  Op,
+  SIMD_PREFIX,
+  SIMD_V128_CONST,
+  SimdLaneOp,
+  SimdMemOp,
+  SimdOp,
+  type ValType,
+  Var,
+} from './opcodes';
+
+/** A local variable (or parameter) of the function being built. */
+export interface Local {
+  readonly kind: 'local';
+  readonly index: number;
+  readonly type: ValType;
+}
+
+/** Code that leaves one value on the operand stack. */
+export interface Expr {
+  readonly kind: 'expr';
+  readonly emit: (code: number[]) => void;
+}
+
+/** Where an expression may stand: another expression, a local (read), or an i32 constant. */
+export type Operand = Expr | Local | number;
+
+function expr(emit: (code: number[]) => void): Expr {
+  return { kind: 'expr', emit };
+}
+
+/** Appends the code of `operand` to `code`. */
+export function emitOperand(code: number[], operand: Operand): void {
+  if (typeof operand === 'number') {
+    code.push(Var.i32Const);
+    writeSigned(code, operand | 0);
+  } else if (operand.kind === 'local') {
+    code.push(Var.localGet);
+    writeUnsigned(code, operand.index);
+  } else {
+    operand.emit(code);
+  }
+}
+
+/** Appends a memarg: alignment (log2 bytes) and a constant byte offset. */
+export function emitMemarg(code: number[], align: number, offset: number): void {
+  writeUnsigned(code, align);
+  writeUnsigned(code, offset);
+}
+
+/** A scalar instruction applied to its operands, pushed left to right. */
+export function op(name: Op, ...operands: Operand[]): Expr {
+  return expr((code) => {
+    for (const o of operands) emitOperand(code, o);
+    code.push(Op[name]);
+  });
+}
+
+/** A SIMD instruction without immediates applied to its operands. */
+export function simd(name: SimdOp, ...operands: Operand[]): Expr {
+  return expr((code) => {
+    for (const o of operands) emitOperand(code, o);
+    code.push(SIMD_PREFIX);
+    writeUnsigned(code, SimdOp[name]);
+  });
+}
+
+/** A SIMD lane instruction (e.g. extract_lane) on `vector`. */
+export function lane(name: SimdLaneOp, vector: Operand, index: number): Expr {
+  return expr((code) => {
+    emitOperand(code, vector);
+    code.push(SIMD_PREFIX);
+    writeUnsigned(code, SimdLaneOp[name]);
+    code.push(index);
+  });
+}
+
+/** A scalar load from byte address `address + offset`. */
+export function load(name: MemOp, address: Operand, offset = 0): Expr {
+  return expr((code) => {
+    emitOperand(code, address);
+    code.push(MemOp[name].code);
+    emitMemarg(code, MemOp[name].align, offset);
+  });
+}
+
+/** A SIMD load (full vector or splat) from byte address `address + offset`. */
+export function simdLoad(name: Exclude<SimdMemOp, 'v128.store'>, address: Operand, offset = 0): Expr {
+  return expr((code) => {
+    emitOperand(code, address);
+    code.push(SIMD_PREFIX);
+    writeUnsigned(code, SimdMemOp[name].code);
+    emitMemarg(code, SimdMemOp[name].align, offset);
+  });
+}
+
+/** An f32 constant. */
+export function f32(value: number): Expr {
+  return expr((code) => {
+    code.push(Var.f32Const);
+    const bytes = new Uint8Array(new Float32Array([value]).buffer);
+    code.push(...bytes);
+  });
+}
+
+/** The all-zero v128 constant. */
+export const v128Zero: Expr = expr((code) => {
+  code.push(SIMD_PREFIX);
+  writeUnsigned(code, SIMD_V128_CONST);
+  for (let i = 0; i < 16; i++) code.push(0);
+});

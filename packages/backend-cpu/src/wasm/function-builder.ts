@@ -1,0 +1,150 @@
+import { emitMemarg, emitOperand, type Local, type Operand, op } from './expr';
+import { writeUnsigned } from './leb128';
+import { Control, MemOp, SIMD_PREFIX, SimdMemOp, type ValType, Var } from './opcodes';
+
+/** A branch target: the block or loop it was created for. */
+export interface Label {
+  readonly depth: number;
+}
+
+const EMPTY_BLOCK_TYPE = 0x40;
+const CALL = 0x10;
+
+/**
+ * Builds the body of one WebAssembly function (with no results) from structured statements;
+ * expressions come from `./expr`. Locals are declared on the fly.
+ */
+export class FunctionBuilder {
+  readonly params: readonly Local[];
+  readonly #locals: ValType[] = [];
+  readonly #code: number[] = [];
+  #depth = 0;
+
+  constructor(readonly paramTypes: readonly ValType[]) {
+    this.params = paramTypes.map((type, index) => ({ kind: 'local', index, type }));
+  }
+
+  /** Declares a new local of `type`. */
+  local(type: ValType): Local {
+    const index = this.paramTypes.length + this.#locals.length;
+    this.#locals.push(type);
+    return { kind: 'local', index, type };
+  }
+
+  /** Declares `count` new locals of `type`. */
+  locals(type: ValType, count: number): Local[] {
+    return Array.from({ length: count }, () => this.local(type));
+  }
+
+  /** local = value. */
+  set(local: Local, value: Operand): void {
+    emitOperand(this.#code, value);
+    this.#code.push(Var.localSet);
+    writeUnsigned(this.#code, local.index);
+  }
+
+  /** Scalar store of `value` at byte address `address + offset`. */
+  store(name: Extract<MemOp, 'i32.store' | 'f32.store'>, address: Operand, value: Operand, offset = 0): void {
+    emitOperand(this.#code, address);
+    emitOperand(this.#code, value);
+    this.#code.push(MemOp[name].code);
+    emitMemarg(this.#code, MemOp[name].align, offset);
+  }
+
+  /** v128 store of `value` at byte address `address + offset`. */
+  storeV128(address: Operand, value: Operand, offset = 0): void {
+    emitOperand(this.#code, address);
+    emitOperand(this.#code, value);
+    this.#code.push(SIMD_PREFIX);
+    writeUnsigned(this.#code, SimdMemOp['v128.store'].code);
+    emitMemarg(this.#code, SimdMemOp['v128.store'].align, offset);
+  }
+
+  /** Calls function `index` of the module with `args`; the callee returns nothing. */
+  call(index: number, ...args: Operand[]): void {
+    for (const a of args) emitOperand(this.#code, a);
+    this.#code.push(CALL);
+    writeUnsigned(this.#code, index);
+  }
+
+  /** A block; branching to its label jumps past its end. */
+  block(body: (end: Label) => void): void {
+    this.#structured(Control.block, body);
+  }
+
+  /** A loop; branching to its label jumps back to its start. */
+  loop(body: (start: Label) => void): void {
+    this.#structured(Control.loop, body);
+  }
+
+  /** if (condition) then() [else otherwise()]. */
+  if(condition: Operand, then: () => void, otherwise?: () => void): void {
+    emitOperand(this.#code, condition);
+    this.#code.push(Control.if, EMPTY_BLOCK_TYPE);
+    this.#depth++;
+    then();
+    if (otherwise) {
+      this.#code.push(Control.else);
+      otherwise();
+    }
+    this.#code.push(Control.end);
+    this.#depth--;
+  }
+
+  /** Branches to `label` when `condition` is non-zero. */
+  brIf(label: Label, condition: Operand): void {
+    emitOperand(this.#code, condition);
+    this.#code.push(Control.brIf);
+    writeUnsigned(this.#code, this.#depth - label.depth);
+  }
+
+  /** Unconditional branch to `label`. */
+  br(label: Label): void {
+    this.#code.push(Control.br);
+    writeUnsigned(this.#code, this.#depth - label.depth);
+  }
+
+  /**
+   * for (counter = from; counter < to; counter += step) body(), comparing signed; `to` and
+   * `step` are re-evaluated each iteration.
+   */
+  for(counter: Local, from: Operand, to: Operand, step: Operand, body: () => void): void {
+    this.set(counter, from);
+    this.block((exit) => {
+      this.loop((again) => {
+        this.brIf(exit, op('i32.le_s', to, counter));
+        body();
+        this.set(counter, op('i32.add', counter, step));
+        this.br(again);
+      });
+    });
+  }
+
+  /** The function body as encoded in the code section (without the size prefix). */
+  encode(): number[] {
+    if (this.#depth !== 0) throw new Error(`function body has ${this.#depth} unclosed blocks`);
+    const out: number[] = [];
+    const groups: { type: ValType; count: number }[] = [];
+    for (const type of this.#locals) {
+      const last = groups[groups.length - 1];
+      if (last && last.type === type) last.count++;
+      else groups.push({ type, count: 1 });
+    }
+    writeUnsigned(out, groups.length);
+    for (const g of groups) {
+      writeUnsigned(out, g.count);
+      out.push(g.type);
+    }
+    for (const byte of this.#code) out.push(byte);
+    out.push(Control.end);
+    return out;
+  }
+
+  #structured(opcode: number, body: (label: Label) => void): void {
+    this.#code.push(opcode, EMPTY_BLOCK_TYPE);
+    this.#depth++;
+    body({ depth: this.#depth });
+    this.#code.push(Control.end);
+    this.#depth--;
+  }
+}

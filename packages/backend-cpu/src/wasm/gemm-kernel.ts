@@ -1,0 +1,302 @@
+import { f32, type Local, load, type Operand, op, simd, simdLoad, v128Zero } from './expr';
+import type { FunctionBuilder } from './function-builder';
+import type { ModuleBuilder } from './module-builder';
+import { ValType } from './opcodes';
+
+/** Blocking of the packed matrix product (sizes in elements). */
+export interface GemmConfig {
+  /** Rows of the register tile. */
+  readonly mr: number;
+  /** Columns of the register tile, in 4-lane vectors. */
+  readonly nv: number;
+  /** Depth of one packed panel pair (L1/L2 blocking of k). */
+  readonly kc: number;
+  /** Rows of A packed at once (a multiple of mr; the packed block stays in L2). */
+  readonly mc: number;
+  /** Columns of B packed at once (a multiple of 4 * nv; the packed block stays in L3). */
+  readonly nc: number;
+}
+
+/** Where the per-thread work area holds packed A, packed B and the edge tile (byte offsets). */
+export interface GemmLayout {
+  readonly packB: number;
+  readonly tile: number;
+  readonly bytes: number;
+}
+
+export function gemmLayout(config: GemmConfig): GemmLayout {
+  const nr = 4 * config.nv;
+  if (config.mc % config.mr !== 0)
+    throw new Error(`gemm config: mc ${config.mc} is not a multiple of mr ${config.mr}`);
+  if (config.nc % nr !== 0) throw new Error(`gemm config: nc ${config.nc} is not a multiple of ${nr}`);
+  const packB = config.mc * config.kc * 4;
+  const tile = packB + config.kc * config.nc * 4;
+  return { packB, tile, bytes: tile + config.mr * nr * 4 };
+}
+
+/** Parameters of the exported `gemm`, in order (all i32; pointers and steps in bytes, strides in elements). */
+export const GEMM_PARAMS = [
+  'batch',
+  'aStep',
+  'bStep',
+  'cStep',
+  'm',
+  'n',
+  'k',
+  'a',
+  'rsA',
+  'csA',
+  'b',
+  'rsB',
+  'csB',
+  'c',
+  'ldc',
+  'work',
+] as const;
+
+const I = ValType.i32;
+const V = ValType.v128;
+const add = (a: Operand, b: Operand) => op('i32.add', a, b);
+const sub = (a: Operand, b: Operand) => op('i32.sub', a, b);
+const mul = (a: Operand, b: Operand) => op('i32.mul', a, b);
+const min = (a: Operand, b: Operand) => op('select', a, b, op('i32.lt_s', a, b));
+const bytes = (elements: Operand) => op('i32.shl', elements, 2);
+
+/**
+ * Adds `gemm` to the module: for each of `batch` entries, C[m, n] = A(i, p) B(p, j) summed over p,
+ * where A(i, p) is the f32 at a + 4 (i rsA + p csA), B(p, j) at b + 4 (p rsB + j csB), and C is
+ * row-major with row stride ldc. Operands move by aStep, bStep, cStep bytes between entries.
+ * `work` is a per-thread area of `gemmLayout(config).bytes` bytes. Requires k >= 1.
+ */
+export function emitGemm(mod: ModuleBuilder, config: GemmConfig): void {
+  const packA = mod.func('gemm_pack_a', [I, I, I, I, I, I], (f) => emitPackA(f, config), { exported: false });
+  const packB = mod.func('gemm_pack_b', [I, I, I, I, I, I], (f) => emitPackB(f, config), { exported: false });
+  const macro = mod.func('gemm_macro', [I, I, I, I, I, I, I, I, I], (f) => emitMacro(f, config), {
+    exported: false,
+  });
+  const layout = gemmLayout(config);
+  mod.func(
+    'gemm',
+    GEMM_PARAMS.map(() => I),
+    (f) => {
+      const [batch, aStep, bStep, cStep, m, n, k, a, rsA, csA, b, rsB, csB, c, ldc, work] = f.params;
+      const [entry, jc, pc, ic, ncur, kcur, mcur] = f.locals(I, 7);
+      f.for(entry, 0, batch, 1, () => {
+        f.for(jc, 0, n, config.nc, () => {
+          f.set(ncur, min(config.nc, sub(n, jc)));
+          f.for(pc, 0, k, config.kc, () => {
+            f.set(kcur, min(config.kc, sub(k, pc)));
+            f.call(
+              packB,
+              add(b, bytes(add(mul(pc, rsB), mul(jc, csB)))),
+              rsB,
+              csB,
+              kcur,
+              ncur,
+              add(work, layout.packB),
+            );
+            f.for(ic, 0, m, config.mc, () => {
+              f.set(mcur, min(config.mc, sub(m, ic)));
+              f.call(packA, add(a, bytes(add(mul(ic, rsA), mul(pc, csA)))), rsA, csA, mcur, kcur, work);
+              f.call(
+                macro,
+                kcur,
+                mcur,
+                ncur,
+                work,
+                add(work, layout.packB),
+                add(c, bytes(add(mul(ic, ldc), jc))),
+                ldc,
+                op('i32.gt_s', pc, 0),
+                add(work, layout.tile),
+              );
+            });
+          });
+        });
+        f.set(a, add(a, aStep));
+        f.set(b, add(b, bStep));
+        f.set(c, add(c, cStep));
+      });
+    },
+  );
+}
+
+/**
+ * pack_a(src, rsA, csA, mc, kc, dst): panels of mr rows, each stored k-major (mr values per
+ * step of k), the last panel padded with zeros.
+ */
+function emitPackA(f: FunctionBuilder, { mr }: GemmConfig): void {
+  const [src, rs, cs, mc, kc, dst] = f.params;
+  const [ip, height, r, p, s, d, csBytes] = f.locals(I, 7);
+  f.set(csBytes, bytes(cs));
+  f.for(ip, 0, mc, mr, () => {
+    f.set(height, min(mr, sub(mc, ip)));
+    const contiguous = op('i32.and', op('i32.eq', height, mr), op('i32.eq', rs, 1));
+    const vectorPanel = () => {
+      f.set(s, add(src, bytes(ip)));
+      f.set(d, dst);
+      f.for(p, 0, kc, 1, () => {
+        for (let v = 0; v < mr / 4; v++) f.storeV128(d, simdLoad('v128.load', s, 16 * v), 16 * v);
+        f.set(s, add(s, csBytes));
+        f.set(d, add(d, 4 * mr));
+      });
+    };
+    const scalarPanel = () => {
+      f.for(r, 0, mr, 1, () => {
+        f.set(d, add(dst, bytes(r)));
+        f.if(
+          op('i32.lt_s', r, height),
+          () => {
+            f.set(s, add(src, bytes(mul(add(ip, r), rs))));
+            f.for(p, 0, kc, 1, () => {
+              f.store('f32.store', d, load('f32.load', s));
+              f.set(s, add(s, csBytes));
+              f.set(d, add(d, 4 * mr));
+            });
+          },
+          () => {
+            f.for(p, 0, kc, 1, () => {
+              f.store('f32.store', d, f32(0));
+              f.set(d, add(d, 4 * mr));
+            });
+          },
+        );
+      });
+    };
+    if (mr % 4 === 0) f.if(contiguous, vectorPanel, scalarPanel);
+    else scalarPanel();
+    f.set(dst, add(dst, mul(kc, 4 * mr)));
+  });
+}
+
+/**
+ * pack_b(src, rsB, csB, kc, nc, dst): panels of nr = 4 nv columns, each stored k-major, the last
+ * panel padded with zeros.
+ */
+function emitPackB(f: FunctionBuilder, { nv }: GemmConfig): void {
+  const nr = 4 * nv;
+  const [src, rs, cs, kc, nc, dst] = f.params;
+  const [jp, width, col, p, s, d, rsBytes] = f.locals(I, 7);
+  f.set(rsBytes, bytes(rs));
+  f.for(jp, 0, nc, nr, () => {
+    f.set(width, min(nr, sub(nc, jp)));
+    f.if(
+      op('i32.and', op('i32.eq', width, nr), op('i32.eq', cs, 1)),
+      () => {
+        f.set(s, add(src, bytes(jp)));
+        f.set(d, dst);
+        f.for(p, 0, kc, 1, () => {
+          for (let v = 0; v < nv; v++) f.storeV128(d, simdLoad('v128.load', s, 16 * v), 16 * v);
+          f.set(s, add(s, rsBytes));
+          f.set(d, add(d, 4 * nr));
+        });
+      },
+      () => {
+        f.for(col, 0, nr, 1, () => {
+          f.set(d, add(dst, bytes(col)));
+          f.if(
+            op('i32.lt_s', col, width),
+            () => {
+              f.set(s, add(src, bytes(mul(add(jp, col), cs))));
+              f.for(p, 0, kc, 1, () => {
+                f.store('f32.store', d, load('f32.load', s));
+                f.set(s, add(s, rsBytes));
+                f.set(d, add(d, 4 * nr));
+              });
+            },
+            () => {
+              f.for(p, 0, kc, 1, () => {
+                f.store('f32.store', d, f32(0));
+                f.set(d, add(d, 4 * nr));
+              });
+            },
+          );
+        });
+      },
+    );
+    f.set(dst, add(dst, mul(kc, 4 * nr)));
+  });
+}
+
+/**
+ * macro(kc, mc, nc, packedA, packedB, c, ldc, accumulate, tile): C[mc, nc] (+)= the packed
+ * block product, one mr x nr register tile at a time; partial edge tiles go through `tile`.
+ */
+function emitMacro(f: FunctionBuilder, { mr, nv }: GemmConfig): void {
+  const nr = 4 * nv;
+  const [kc, mc, nc, packedA, packedB, c, ldc, accumulate, tile] = f.params;
+  const [jr, ir, rows, cols, pa, pb, panelB, steps, cRow, ldcBytes, r, col, dst] = f.locals(I, 13);
+  const acc: Local[][] = Array.from({ length: mr }, () => f.locals(V, nv));
+  const bv = f.locals(V, nv);
+  const splat = f.local(V);
+
+  f.set(ldcBytes, bytes(ldc));
+  f.for(jr, 0, nc, nr, () => {
+    f.set(cols, min(nr, sub(nc, jr)));
+    f.set(panelB, add(packedB, mul(bytes(jr), kc)));
+    f.for(ir, 0, mc, mr, () => {
+      f.set(rows, min(mr, sub(mc, ir)));
+      f.set(pa, add(packedA, mul(bytes(ir), kc)));
+      f.set(pb, panelB);
+      for (const row of acc) for (const a of row) f.set(a, v128Zero);
+      f.set(steps, kc);
+      f.loop((again) => {
+        for (let v = 0; v < nv; v++) f.set(bv[v], simdLoad('v128.load', pb, 16 * v));
+        for (let i = 0; i < mr; i++) {
+          f.set(splat, simdLoad('v128.load32_splat', pa, 4 * i));
+          for (let v = 0; v < nv; v++)
+            f.set(acc[i][v], simd('f32x4.add', acc[i][v], simd('f32x4.mul', splat, bv[v])));
+        }
+        f.set(pa, add(pa, 4 * mr));
+        f.set(pb, add(pb, 4 * nr));
+        f.set(steps, sub(steps, 1));
+        f.brIf(again, steps);
+      });
+
+      f.set(cRow, add(c, bytes(add(mul(ir, ldc), jr))));
+      f.if(
+        op('i32.and', op('i32.eq', rows, mr), op('i32.eq', cols, nr)),
+        () => {
+          f.if(
+            accumulate,
+            () => {
+              for (let i = 0; i < mr; i++) {
+                for (let v = 0; v < nv; v++) {
+                  f.storeV128(
+                    cRow,
+                    simd('f32x4.add', simdLoad('v128.load', cRow, 16 * v), acc[i][v]),
+                    16 * v,
+                  );
+                }
+                f.set(cRow, add(cRow, ldcBytes));
+              }
+            },
+            () => {
+              for (let i = 0; i < mr; i++) {
+                for (let v = 0; v < nv; v++) f.storeV128(cRow, acc[i][v], 16 * v);
+                f.set(cRow, add(cRow, ldcBytes));
+              }
+            },
+          );
+        },
+        () => {
+          for (let i = 0; i < mr; i++) {
+            for (let v = 0; v < nv; v++) f.storeV128(tile, acc[i][v], 4 * nr * i + 16 * v);
+          }
+          f.for(r, 0, rows, 1, () => {
+            f.for(col, 0, cols, 1, () => {
+              f.set(dst, add(cRow, bytes(col)));
+              const value = load('f32.load', add(tile, bytes(add(mul(r, nr), col))));
+              f.store(
+                'f32.store',
+                dst,
+                op('select', op('f32.add', load('f32.load', dst), value), value, accumulate),
+              );
+            });
+            f.set(cRow, add(cRow, ldcBytes));
+          });
+        },
+      );
+    });
+  });
+}

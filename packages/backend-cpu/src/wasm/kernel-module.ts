@@ -1,0 +1,20 @@
+import { emitGemm, type GemmConfig } from './gemm-kernel';
+import { emitGemvN, emitGemvT } from './gemv-kernel';
+import { type ImportedMemory, ModuleBuilder } from './module-builder';
+
+/** Register tile and cache blocking of the matrix product kernel. */
+export const GEMM_CONFIG: GemmConfig = { mr: 4, nv: 2, kc: 256, mc: 128, nc: 2048 };
+
+/** Rows of W folded into the output per pass of `gemv_n`. */
+const GEMV_N_ROWS = 4;
+/** Vector accumulators of the dot products of `gemv_t`. */
+const GEMV_T_LANES = 4;
+
+/** The kernel module (`gemm`, `gemv_t`, `gemv_n`) over an imported memory with these limits. */
+export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffer> {
+  const mod = new ModuleBuilder(memory);
+  emitGemm(mod, GEMM_CONFIG);
+  emitGemvT(mod, GEMV_T_LANES);
+  emitGemvN(mod, GEMV_N_ROWS);
+  return mod.encode();
+}

@@ -1,0 +1,94 @@
+/** Value types of the WebAssembly binary format. */
+export const ValType = {
+  i32: 0x7f,
+  f32: 0x7d,
+  v128: 0x7b,
+} as const;
+export type ValType = (typeof ValType)[keyof typeof ValType];
+
+/** Single-byte instructions without immediates, by their text-format name. */
+export const Op = {
+  unreachable: 0x00,
+  return: 0x0f,
+  drop: 0x1a,
+  select: 0x1b,
+  'i32.eqz': 0x45,
+  'i32.eq': 0x46,
+  'i32.ne': 0x47,
+  'i32.lt_s': 0x48,
+  'i32.lt_u': 0x49,
+  'i32.gt_s': 0x4a,
+  'i32.gt_u': 0x4b,
+  'i32.le_s': 0x4c,
+  'i32.ge_s': 0x4e,
+  'i32.ge_u': 0x4f,
+  'i32.add': 0x6a,
+  'i32.sub': 0x6b,
+  'i32.mul': 0x6c,
+  'i32.div_u': 0x6e,
+  'i32.and': 0x71,
+  'i32.or': 0x72,
+  'i32.shl': 0x74,
+  'i32.shr_s': 0x75,
+  'i32.shr_u': 0x76,
+  'f32.add': 0x92,
+  'f32.mul': 0x94,
+} as const;
+export type Op = keyof typeof Op;
+
+/** Control instructions with a block type or a label immediate. */
+export const Control = {
+  block: 0x02,
+  loop: 0x03,
+  if: 0x04,
+  else: 0x05,
+  end: 0x0b,
+  br: 0x0c,
+  brIf: 0x0d,
+} as const;
+
+/** Variable and constant instructions. */
+export const Var = {
+  localGet: 0x20,
+  localSet: 0x21,
+  localTee: 0x22,
+  i32Const: 0x41,
+  f32Const: 0x43,
+} as const;
+
+/** Scalar memory instructions (followed by a memarg), with the natural alignment as log2 bytes. */
+export const MemOp = {
+  'i32.load': { code: 0x28, align: 2 },
+  'f32.load': { code: 0x2a, align: 2 },
+  'i32.store': { code: 0x36, align: 2 },
+  'f32.store': { code: 0x38, align: 2 },
+} as const;
+export type MemOp = keyof typeof MemOp;
+
+/** The prefix byte of all SIMD instructions; the SIMD opcode follows as unsigned LEB128. */
+export const SIMD_PREFIX = 0xfd;
+
+/** SIMD memory instructions (followed by a memarg), with the natural alignment as log2 bytes. */
+export const SimdMemOp = {
+  'v128.load': { code: 0x00, align: 4 },
+  'v128.load32_splat': { code: 0x09, align: 2 },
+  'v128.store': { code: 0x0b, align: 4 },
+} as const;
+export type SimdMemOp = keyof typeof SimdMemOp;
+
+/** SIMD instructions without immediates. */
+export const SimdOp = {
+  'f32x4.splat': 0x13,
+  'f32x4.add': 0xe4,
+  'f32x4.mul': 0xe6,
+} as const;
+export type SimdOp = keyof typeof SimdOp;
+
+/** SIMD lane instructions (followed by one lane-index byte). */
+export const SimdLaneOp = {
+  'f32x4.extract_lane': 0x1f,
+} as const;
+export type SimdLaneOp = keyof typeof SimdLaneOp;
+
+/** `v128.const` takes 16 immediate bytes. */
+export const SIMD_V128_CONST = 0x0c;

@@ -1,0 +1,63 @@
+import type { Block } from './allocator';
+import { GEMM_PARAMS, gemmLayout } from './gemm-kernel';
+import { GEMV_N_PARAMS, GEMV_T_PARAMS } from './gemv-kernel';
+import { WasmHeap } from './heap';
+import { buildKernelModule, GEMM_CONFIG } from './kernel-module';
+
+/** Names of the kernels the module exports, with their parameter lists. */
+export const KERNEL_PARAMS = { gemm: GEMM_PARAMS, gemv_t: GEMV_T_PARAMS, gemv_n: GEMV_N_PARAMS } as const;
+export type KernelName = keyof typeof KERNEL_PARAMS;
+export const KERNEL_NAMES: readonly KernelName[] = ['gemm', 'gemv_t', 'gemv_n'];
+
+export type Kernel = (...args: number[]) => void;
+
+/** The compiled kernel module, its instance on this thread, and the heap it works in. */
+export interface WasmRuntime {
+  readonly heap: WasmHeap;
+  readonly module: WebAssembly.Module;
+  readonly kernels: Readonly<Record<KernelName, Kernel>>;
+  /** The main thread's gemm work area. */
+  readonly work: Block;
+}
+
+let state: { runtime: WasmRuntime } | { unsupported: string } | undefined;
+
+/**
+ * The WebAssembly runtime, created on first use; undefined where WebAssembly SIMD is missing
+ * (then storage lives in ordinary typed arrays and kernels run in JavaScript).
+ */
+export function wasmRuntime(): WasmRuntime | undefined {
+  state ??= createRuntime();
+  return 'runtime' in state ? state.runtime : undefined;
+}
+
+/** Why the WebAssembly runtime is unavailable, or undefined when it is available. */
+export function wasmUnavailableReason(): string | undefined {
+  state ??= createRuntime();
+  return 'unsupported' in state ? state.unsupported : undefined;
+}
+
+function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
+  if (typeof WebAssembly !== 'object') return { unsupported: 'WebAssembly is not available' };
+  const heap = WasmHeap.create();
+  const bytes = buildKernelModule(heap.limits);
+  if (!WebAssembly.validate(bytes)) return { unsupported: 'WebAssembly SIMD (128-bit) is not supported' };
+  const module = new WebAssembly.Module(bytes);
+  const instance = new WebAssembly.Instance(module, { env: { memory: heap.memory } });
+  const kernels = {
+    gemm: exportedKernel(instance, 'gemm'),
+    gemv_t: exportedKernel(instance, 'gemv_t'),
+    gemv_n: exportedKernel(instance, 'gemv_n'),
+  };
+  const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
+  if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };
+  return { runtime: { heap, module, kernels, work } };
+}
+
+function exportedKernel(instance: WebAssembly.Instance, name: KernelName): Kernel {
+  const fn = instance.exports[name];
+  if (typeof fn !== 'function') throw new Error(`kernel module: export ${name} is not a function`);
+  return (...args: number[]) => {
+    fn(...args);
+  };
+}

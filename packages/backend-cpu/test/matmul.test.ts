@@ -1,0 +1,209 @@
+import type { MatmulSpec } from '@loom/tensor';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { matmulInto } from '../src/matmul';
+import { CpuStorage } from '../src/storage';
+import { cpuThreadsReady } from '../src/threads/shared-pool';
+import { buildKernelModule } from '../src/wasm/kernel-module';
+import { wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
+import { configureCpuKernels, cpuKernelSettings } from '../src/wasm/settings';
+
+type Mode = { readonly name: string; readonly wasm: boolean; readonly threads: number };
+const MODES: readonly Mode[] = [
+  { name: 'wasm, 1 thread', wasm: true, threads: 1 },
+  { name: 'wasm, 2 threads', wasm: true, threads: 2 },
+  { name: 'javascript', wasm: false, threads: 1 },
+];
+
+let seed = 12345;
+function random(): number {
+  seed = (Math.imul(seed, 1664525) + 1013904223) | 0;
+  return ((seed >>> 8) / 2 ** 24) * 2 - 1;
+}
+
+function filled(length: number): CpuStorage {
+  const s = new CpuStorage('f32', length);
+  const v = s.f32;
+  for (let i = 0; i < length; i++) v[i] = random();
+  return s;
+}
+
+function spec(
+  m: number,
+  n: number,
+  k: number,
+  options: Partial<Pick<MatmulSpec, 'batch' | 'transA' | 'transB' | 'aBatchStride' | 'bBatchStride'>> = {},
+): MatmulSpec {
+  return {
+    batch: options.batch ?? 1,
+    m,
+    n,
+    k,
+    transA: options.transA ?? false,
+    transB: options.transB ?? false,
+    aBatchStride: options.aBatchStride ?? m * k,
+    bBatchStride: options.bBatchStride ?? k * n,
+  };
+}
+
+/** Float64 reference; also returns sum |a||b| per element, which bounds the f32 rounding error. */
+function reference(
+  s: MatmulSpec,
+  a: Float32Array,
+  b: Float32Array,
+): { value: Float64Array; magnitude: Float64Array } {
+  const value = new Float64Array(s.batch * s.m * s.n);
+  const magnitude = new Float64Array(value.length);
+  for (let p = 0; p < s.batch; p++) {
+    for (let i = 0; i < s.m; i++) {
+      for (let j = 0; j < s.n; j++) {
+        let sum = 0;
+        let mag = 0;
+        for (let q = 0; q < s.k; q++) {
+          const x = a[p * s.aBatchStride + (s.transA ? q * s.m + i : i * s.k + q)];
+          const y = b[p * s.bBatchStride + (s.transB ? j * s.k + q : q * s.n + j)];
+          sum += x * y;
+          mag += Math.abs(x * y);
+        }
+        value[(p * s.m + i) * s.n + j] = sum;
+        magnitude[(p * s.m + i) * s.n + j] = mag;
+      }
+    }
+  }
+  return { value, magnitude };
+}
+
+function run(s: MatmulSpec): { out: Float32Array; worst: number } {
+  const aLength = (s.batch - 1) * s.aBatchStride + s.m * s.k;
+  const bLength = (s.batch - 1) * s.bBatchStride + s.k * s.n;
+  const a = filled(aLength);
+  const b = filled(bLength);
+  const out = filled(s.batch * s.m * s.n);
+  matmulInto(s, a, b, out);
+  const { value, magnitude } = reference(s, a.f32, b.f32);
+  const result = out.f32.slice();
+  let worst = 0;
+  for (let i = 0; i < value.length; i++) {
+    // f32 accumulation: error grows at most linearly with k (relative to sum |a b|).
+    const tolerance = 2 * (s.k + 1) * 2 ** -24 * magnitude[i] + 1e-30;
+    worst = Math.max(worst, Math.abs(result[i] - value[i]) / tolerance);
+  }
+  for (const st of [a, b, out]) st.free();
+  return { out: result, worst };
+}
+
+const SHAPES: readonly [number, number, number][] = [
+  [1, 1, 1],
+  [1, 7, 3],
+  [5, 1, 9],
+  [2, 3, 1],
+  [3, 5, 7],
+  [4, 8, 16],
+  [13, 29, 37],
+  [67, 130, 259],
+  [9, 2100, 5],
+];
+
+describe.each(MODES)('matmul ($name)', (mode) => {
+  beforeAll(async () => {
+    configureCpuKernels({ wasm: mode.wasm, threads: mode.threads });
+    await cpuThreadsReady();
+  });
+  afterAll(() => configureCpuKernels({ wasm: true, threads: 1 }));
+
+  for (const transA of [false, true]) {
+    for (const transB of [false, true]) {
+      it(`matches a float64 reference, transA ${transA}, transB ${transB}`, () => {
+        for (const [m, n, k] of SHAPES) {
+          expect(run(spec(m, n, k, { transA, transB })).worst, `${m}x${n}x${k}`).toBeLessThanOrEqual(1);
+        }
+      });
+    }
+  }
+
+  it('handles batches, including a broadcast (stride 0) operand', () => {
+    for (const [m, n, k] of [
+      [1, 40, 24],
+      [6, 1, 24],
+      [7, 9, 11],
+      [64, 64, 32],
+    ] as const) {
+      for (const transB of [false, true]) {
+        const cases = [
+          spec(m, n, k, { batch: 5, transB }),
+          spec(m, n, k, { batch: 3, transB, aBatchStride: 0 }),
+          spec(m, n, k, { batch: 3, transB, bBatchStride: 0, transA: true }),
+        ];
+        for (const c of cases) expect(run(c).worst, JSON.stringify(c)).toBeLessThanOrEqual(1);
+      }
+    }
+  });
+
+  it('computes the decode and training shapes of the target models', () => {
+    const shapes = [
+      spec(1, 768, 288, { transB: true }),
+      spec(1, 2000, 288, { transB: true }),
+      spec(1, 768, 288),
+      spec(192, 128, 128),
+      spec(128, 128, 192, { transA: true }),
+      spec(192, 384, 128, { transB: true }),
+      spec(12, 64, 32, { batch: 16, transB: true }),
+    ];
+    for (const s of shapes) expect(run(s).worst, JSON.stringify(s)).toBeLessThanOrEqual(1);
+  });
+
+  it('writes zeros when k is 0', () => {
+    const out = filled(12);
+    matmulInto(spec(3, 4, 0), new CpuStorage('f32', 0), new CpuStorage('f32', 0), out);
+    expect([...out.f32]).toEqual(new Array(12).fill(0));
+  });
+});
+
+describe('matmul kernels', () => {
+  afterAll(() => configureCpuKernels({ wasm: true, threads: 1 }));
+
+  it('builds a valid SIMD module and uses it on this host', () => {
+    expect(
+      WebAssembly.validate(buildKernelModule({ initialPages: 1, maximumPages: 65536, shared: true })),
+    ).toBe(true);
+    expect(
+      WebAssembly.validate(buildKernelModule({ initialPages: 1, maximumPages: 65536, shared: false })),
+    ).toBe(true);
+    expect(wasmUnavailableReason()).toBeUndefined();
+    expect(wasmRuntime()?.heap.shared).toBe(true);
+  });
+
+  it('gives bit-identical results on 1 and 2 threads and in large products', async () => {
+    const shapes = [
+      spec(300, 260, 280),
+      spec(8, 3000, 96, { transB: true }),
+      spec(1, 4000, 300, { transB: true }),
+    ];
+    for (const s of shapes) {
+      const results = [];
+      for (const threads of [1, 2]) {
+        configureCpuKernels({ wasm: true, threads });
+        expect(await cpuThreadsReady()).toBe(threads);
+        seed = 99;
+        const { out, worst } = run(s);
+        expect(worst).toBeLessThanOrEqual(1);
+        results.push(out);
+      }
+      expect(results[1]).toEqual(results[0]);
+    }
+  });
+
+  it('rejects storages smaller than the spec needs', () => {
+    const a = new CpuStorage('f32', 6);
+    const b = new CpuStorage('f32', 6);
+    const out = new CpuStorage('f32', 3);
+    expect(() => matmulInto(spec(2, 2, 3), a, b, out)).toThrow(/out holds 3 values, .* needs 4/);
+    expect(() =>
+      matmulInto(spec(2, 2, 3, { batch: 2, aBatchStride: 6 }), a, b, new CpuStorage('f32', 8)),
+    ).toThrow(/A holds 6 values/);
+  });
+
+  it('rejects a thread count that is not a positive integer', () => {
+    expect(() => configureCpuKernels({ threads: 0 })).toThrow(/threads must be a positive integer, got 0/);
+    expect(cpuKernelSettings().threads).toBeGreaterThanOrEqual(1);
+  });
+});
