@@ -1,7 +1,7 @@
 import { SamplerConfigError } from './config-error';
 
 /** An interval of valid values; an infinite bound is always open. */
-export interface Interval {
+interface Interval {
   min: number;
   max: number;
   minOpen?: boolean;
@@ -14,10 +14,18 @@ function formatBound(value: number): string {
   return String(value);
 }
 
+function isMinOpen(interval: Interval): boolean {
+  return interval.minOpen === true || interval.min === Number.NEGATIVE_INFINITY;
+}
+
+function isMaxOpen(interval: Interval): boolean {
+  return interval.maxOpen === true || interval.max === Number.POSITIVE_INFINITY;
+}
+
 /** `(0, 1]`, `[0, ∞)`: the interval in the usual notation. */
-export function formatInterval(interval: Interval): string {
-  const open = interval.minOpen || interval.min === Number.NEGATIVE_INFINITY ? '(' : '[';
-  const close = interval.maxOpen || interval.max === Number.POSITIVE_INFINITY ? ')' : ']';
+function formatInterval(interval: Interval): string {
+  const open = isMinOpen(interval) ? '(' : '[';
+  const close = isMaxOpen(interval) ? ')' : ']';
   return `${open}${formatBound(interval.min)}, ${formatBound(interval.max)}${close}`;
 }
 
@@ -31,9 +39,9 @@ export function describeValue(value: unknown): string {
 }
 
 function inInterval(value: number, interval: Interval): boolean {
-  const aboveMin = interval.minOpen ? value > interval.min : value >= interval.min;
-  const belowMax = interval.maxOpen ? value < interval.max : value <= interval.max;
-  return aboveMin && belowMax && !Number.isNaN(value);
+  const aboveMin = isMinOpen(interval) ? value > interval.min : value >= interval.min;
+  const belowMax = isMaxOpen(interval) ? value < interval.max : value <= interval.max;
+  return aboveMin && belowMax;
 }
 
 function withNote(note: string | undefined): string {
