@@ -12,7 +12,7 @@ import { utf8Encode } from './utf8';
  */
 export type UnknownCharPolicy = 'error' | 'skip' | 'unk';
 
-export const UNK_TEXT = '<unk>';
+const UNK_TEXT = '<unk>';
 
 export interface CharTokenizerOptions {
   readonly unknown?: UnknownCharPolicy;

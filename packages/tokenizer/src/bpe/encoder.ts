@@ -55,7 +55,8 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
     this.specials = new SpecialTokenSet(spec.specialTokens, spec.bos, spec.eos, source);
     this.vocabSize = Math.max(tokens.length, this.specials.maxId() + 1);
     this.tokenBytes = new Array(this.vocabSize);
-    const idOfKey = new Map<string, number>();
+    /** Token bytes as one-char-per-byte strings, to ids. */
+    const idOfKey = new PieceTable(tokens.length);
     const keys: string[] = new Array(tokens.length);
     for (let id = 0; id < this.vocabSize; id++) {
       const bytes = id < tokens.length ? tokens[id] : null;
@@ -74,13 +75,14 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
       if (bytes.length === 0)
         throw new Error(`${source}: token ${id} has no bytes; every token needs at least one`);
       const key = bytesKey(bytes);
-      const other = idOfKey.get(key);
-      if (other !== undefined) {
+      const keyHash = PieceTable.hash(key, 0, key.length);
+      const other = idOfKey.get(key, 0, key.length, keyHash);
+      if (other >= 0) {
         throw new Error(
           `${source}: tokens ${other} and ${id} have the same bytes ${JSON.stringify(bytesToUnicode(bytes))}; each token must be distinct`,
         );
       }
-      idOfKey.set(key, id);
+      idOfKey.set(key, keyHash, [id]);
       keys[id] = key;
       this.tokenBytes[id] = bytes;
       if (bytes.length === 1) this.byteToId[bytes[0]] = id;
@@ -207,16 +209,18 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
 }
 
 /** Ranks mode: every split of a token into two tokens is a merge, with the token's rank as priority. */
-function buildRankPairs(keys: readonly string[], idOfKey: ReadonlyMap<string, number>): PairTable {
+function buildRankPairs(keys: readonly string[], idOfKey: PieceTable): PairTable {
   let capacity = 0;
   for (const key of keys) if (key !== undefined) capacity += Math.max(0, key.length - 1);
   const pairs = new PairTable(capacity);
   keys.forEach((key, id) => {
+    let prefixHash = PieceTable.HASH_SEED;
     for (let split = 1; split < key.length; split++) {
-      const left = idOfKey.get(key.slice(0, split));
-      if (left === undefined) continue;
-      const right = idOfKey.get(key.slice(split));
-      if (right !== undefined) pairs.add(left, right, id, id);
+      prefixHash = PieceTable.hashStep(prefixHash, key.charCodeAt(split - 1));
+      const left = idOfKey.get(key, 0, split, prefixHash);
+      if (left < 0) continue;
+      const right = idOfKey.get(key, split, key.length, PieceTable.hash(key, split, key.length));
+      if (right >= 0) pairs.add(left, right, id, id);
     }
   });
   return pairs;
@@ -226,7 +230,7 @@ function buildRankPairs(keys: readonly string[], idOfKey: ReadonlyMap<string, nu
 function buildMergePairs(
   merges: readonly (readonly [number, number])[],
   keys: readonly string[],
-  idOfKey: ReadonlyMap<string, number>,
+  idOfKey: PieceTable,
   source: string,
 ): PairTable {
   const pairs = new PairTable(merges.length);
@@ -238,8 +242,9 @@ function buildMergePairs(
         );
       }
     }
-    const merged = idOfKey.get(keys[left] + keys[right]);
-    if (merged === undefined) {
+    const key = keys[left] + keys[right];
+    const merged = idOfKey.get(key, 0, key.length, PieceTable.hash(key, 0, key.length));
+    if (merged < 0) {
       throw new Error(
         `${source}: merge ${index} (${left} + ${right}) makes bytes that are not a token of the vocabulary; add the merged token or remove the merge`,
       );

@@ -20,10 +20,6 @@ export class PairTable {
     this.values = new Int32Array(slots * 2);
   }
 
-  get size(): number {
-    return this.count;
-  }
-
   /** Adds a merge unless the pair already has one (the first one given wins); returns whether it was added. */
   add(left: number, right: number, priority: number, merged: number): boolean {
     let slot = this.home(left, right);

@@ -24,9 +24,17 @@ export class PieceTable {
     return this.count;
   }
 
+  /** The hash of the empty string; extend it one code unit at a time with {@link hashStep}. */
+  static readonly HASH_SEED = 0x811c9dc5 | 0;
+
+  /** FNV-1a: the hash of a string extended by one UTF-16 code unit. */
+  static hashStep(hash: number, codeUnit: number): number {
+    return Math.imul(hash ^ codeUnit, 0x01000193);
+  }
+
   /** FNV-1a over the UTF-16 code units of `text[start, end)`. */
   static hash(text: string, start: number, end: number): number {
-    let h = 0x811c9dc5 | 0;
+    let h = PieceTable.HASH_SEED;
     for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
     return h;
   }

@@ -1,8 +1,8 @@
 /** Character classes of the GPT-2 pre-tokenisation pattern: `\p{L}`, `\p{N}`, `\s`, and everything else. */
-export const LETTER = 1;
-export const NUMBER = 2;
+const LETTER = 1;
+const NUMBER = 2;
 export const SPACE = 3;
-export const OTHER = 4;
+const OTHER = 4;
 
 const letter = /^\p{L}$/u;
 const number = /^\p{N}$/u;
