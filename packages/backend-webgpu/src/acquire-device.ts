@@ -4,7 +4,7 @@ export interface WebGPUBackendOptions {
   /** A device to run on; when given, `gpu` is ignored. */
   readonly device?: GPUDevice;
   /** Where to find an adapter: in Node, `create([])` from the `webgpu` package; defaults to `navigator.gpu`. */
-  readonly gpu?: GPU;
+  readonly gpu?: Pick<GPU, 'requestAdapter'>;
   readonly powerPreference?: GPUPowerPreference;
 }
 
@@ -12,7 +12,7 @@ export const NO_ADAPTER_MESSAGE =
   'no WebGPU adapter: in Node pass gpu from the `webgpu` package (needs Vulkan: apt-get install -t bookworm-backports ' +
   'mesa-vulkan-drivers libvulkan1); in Chromium start with --enable-unsafe-webgpu';
 
-function navigatorGpu(): GPU | undefined {
+function navigatorGpu(): Pick<GPU, 'requestAdapter'> | undefined {
   if (typeof navigator === 'undefined') return undefined;
   return navigator.gpu ?? undefined;
 }

@@ -43,6 +43,11 @@ export class CommandBatch {
     return this.#serial;
   }
 
+  /** Command buffers submitted so far. */
+  get submits(): number {
+    return this.#serial - 1;
+  }
+
   /** Newest serial whose work the queue has finished. */
   get completed(): number {
     return this.#completed;

@@ -1,4 +1,5 @@
 export type { WebGPUBackendOptions } from './acquire-device';
 export { NO_ADAPTER_MESSAGE } from './acquire-device';
 export type { DeviceLimits } from './device-limits';
+export type { WebGPUStats } from './runtime';
 export { WebGPUBackend } from './webgpu-backend';

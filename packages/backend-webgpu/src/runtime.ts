@@ -22,6 +22,21 @@ export interface Launch {
   readonly workgroups: number | readonly [number, number, number];
 }
 
+/** Counters of a backend's device memory and work, for tests, benchmarks and leak hunting. */
+export interface WebGPUStats {
+  /** Storages the front-end holds. */
+  readonly liveCount: number;
+  readonly liveBytes: number;
+  /** Bytes of free buffers kept for reuse. */
+  readonly pooledBytes: number;
+  /** Released buffers waiting for the work that used them to finish. */
+  readonly pendingReleases: number;
+  /** Compute pipelines built so far. */
+  readonly pipelines: number;
+  /** Command buffers submitted so far. */
+  readonly submits: number;
+}
+
 /**
  * Owns the device side of the backend: storage allocation and accounting, the buffer pool,
  * the pipeline cache, batched command recording and readback.
@@ -35,6 +50,7 @@ export class GpuRuntime {
   #liveCount = 0;
   #liveBytes = 0;
   #error: string | undefined;
+  #lost: string | undefined;
 
   constructor(device: GPUDevice) {
     this.device = device;
@@ -46,7 +62,7 @@ export class GpuRuntime {
       this.#error ??= event.error.message;
     });
     device.lost.then((info) => {
-      this.#error ??= `the device was lost (${info.reason}): ${info.message}`;
+      this.#lost = `the device was lost (${info.reason}): ${info.message}`;
     });
   }
 
@@ -56,6 +72,17 @@ export class GpuRuntime {
 
   get liveBytes(): number {
     return this.#liveBytes;
+  }
+
+  stats(): WebGPUStats {
+    return {
+      liveCount: this.#liveCount,
+      liveBytes: this.#liveBytes,
+      pooledBytes: this.pool.freeBytes,
+      pendingReleases: this.pool.pendingCount,
+      pipelines: this.pipelines.size,
+      submits: this.batch.submits,
+    };
   }
 
   /** New storage for `size` elements; its contents are undefined until a kernel or upload writes it. */
@@ -161,7 +188,11 @@ export class GpuRuntime {
     this.#throwIfFailed();
   }
 
+  /** Throws the first error the device reported since the last check (and every time once it is lost). */
   #throwIfFailed(): void {
-    if (this.#error !== undefined) throw new Error(`webgpu: the device reported an error: ${this.#error}`);
+    if (this.#lost !== undefined) throw new Error(`webgpu: ${this.#lost}; create a new backend`);
+    const error = this.#error;
+    this.#error = undefined;
+    if (error !== undefined) throw new Error(`webgpu: the device reported an error: ${error}`);
   }
 }

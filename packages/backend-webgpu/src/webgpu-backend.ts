@@ -32,7 +32,7 @@ import { reduce } from './kernels/reduce';
 import { scatterAdd } from './kernels/scatter-add';
 import { unary } from './kernels/unary';
 import { where } from './kernels/where';
-import { GpuRuntime } from './runtime';
+import { GpuRuntime, type WebGPUStats } from './runtime';
 
 /**
  * Loom's WebGPU backend: every op is a WGSL kernel recorded into batched command buffers;
@@ -60,6 +60,16 @@ export class WebGPUBackend implements Backend {
   /** The limits the kernels were sized for. */
   get limits(): DeviceLimits {
     return this.#rt.limits;
+  }
+
+  /** Memory and work counters (live storages, pooled and pending buffers, pipelines, submits). */
+  stats(): WebGPUStats {
+    return this.#rt.stats();
+  }
+
+  /** Destroys pooled free buffers; live tensors and buffers still in flight are kept. */
+  trimPool(): void {
+    this.#rt.pool.trim();
   }
 
   /** Resolves once all submitted work has finished (recorded work is submitted first). */

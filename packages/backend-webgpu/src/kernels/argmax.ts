@@ -4,7 +4,7 @@ import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
 import { I32_MIN, NEG_INF_FN, NEG_INFINITY } from './math';
 import { entryPoint, makeProgram, wgslType } from './program';
-import { WORKGROUP_ROW_THRESHOLD } from './workgroup-reduce';
+import { rowWorkgroupSize, WORKGROUP_ROW_THRESHOLD } from './workgroup-reduce';
 
 const params = new ParamLayout().scalar('count', 'u32').scalar('size', 'u32').scalar('inner', 'u32');
 
@@ -40,7 +40,7 @@ export function argmax(rt: GpuRuntime, x: TensorInfo, dims: ReduceDims): GpuStor
   const out = rt.alloc(count, 'i32');
   const type = wgslType(x.dtype);
   const perRow = dims.size > WORKGROUP_ROW_THRESHOLD;
-  const wg = rt.limits.workgroupSize;
+  const wg = perRow ? rowWorkgroupSize(dims.size, rt.limits.workgroupSize) : rt.limits.workgroupSize;
   const lowest = x.dtype === 'f32' ? NEG_INFINITY : I32_MIN;
   const scan = (start: string, step: string) => `
   let base = (o / p.inner) * p.size * p.inner + o % p.inner;

@@ -4,7 +4,7 @@ import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
 import { I32_MIN, NEG_INF_FN, NEG_INFINITY } from './math';
 import { entryPoint, makeProgram, wgslType } from './program';
-import { WORKGROUP_ROW_THRESHOLD, workgroupReduce } from './workgroup-reduce';
+import { rowWorkgroupSize, WORKGROUP_ROW_THRESHOLD, workgroupReduce } from './workgroup-reduce';
 
 const params = new ParamLayout().scalar('count', 'u32').scalar('size', 'u32').scalar('inner', 'u32');
 
@@ -28,7 +28,7 @@ export function reduce(rt: GpuRuntime, op: ReduceOp, x: TensorInfo, dims: Reduce
   const out = rt.alloc(count, x.dtype);
   const type = wgslType(x.dtype);
   const perRow = dims.size > WORKGROUP_ROW_THRESHOLD;
-  const wg = rt.limits.workgroupSize;
+  const wg = perRow ? rowWorkgroupSize(dims.size, rt.limits.workgroupSize) : rt.limits.workgroupSize;
   const ident = identity(op, x.dtype);
   const fold = combine(op);
   const program = makeProgram(

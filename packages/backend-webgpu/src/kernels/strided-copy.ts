@@ -33,14 +33,14 @@ export function stridedCopy(rt: GpuRuntime, dtype: DType, shape: Shape, src: Cop
   const type = wgslType(dtype);
   const program = makeProgram(
     `copy:${type}:${rank}:${wg}`,
-    [{ name: 'source', type }],
-    [{ name: 'target', type }],
+    [{ name: 'from_buf', type }],
+    [{ name: 'to_buf', type }],
     params,
     () => `${entryPoint(wg)}
   let idx = gid * ${wg}u + lid;
   if (idx >= p.count) { return; }
 ${stridedOffsets(rank, operands)}
-  target[p.dstBase + off_dst] = source[p.srcBase + off_src];
+  to_buf[p.dstBase + off_dst] = from_buf[p.srcBase + off_src];
 }`,
   );
   rt.launch({

@@ -26,9 +26,12 @@ fn ${name}(v: ${type}, lid: u32) -> ${type} {
 /** Reduction sizes from which a row gets a whole workgroup instead of one thread. */
 export const WORKGROUP_ROW_THRESHOLD = 128;
 
-/** Threads for a workgroup that owns one row of `width` values: a power of two in [32, max]. */
+/**
+ * Threads for a workgroup that owns one row of `width` values: a power of two in [32, max],
+ * giving each thread about four values so short rows do not pay for idle threads and barriers.
+ */
 export function rowWorkgroupSize(width: number, max: number): number {
   let size = 32;
-  while (size < width && size < max) size *= 2;
-  return Math.min(size, max);
+  while (size * 8 <= width && size * 2 <= max) size *= 2;
+  return size;
 }
