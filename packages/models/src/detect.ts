@@ -1,0 +1,59 @@
+import { modelConfigProblems } from './config';
+import { headerToConfig } from './llama2c/layout';
+import { readLlama2cHeader } from './llama2c/read';
+import { MAX_SAFETENSORS_HEADER_BYTES } from './safetensors/read';
+
+/** The weight-file formats Loom reads. */
+export type ModelFileFormat = 'safetensors' | 'llama2c';
+
+/** Header sizes above this are taken as a sign that the file is not a llama2.c checkpoint at all. */
+const LLAMA2C_PLAUSIBLE_MAX = 1 << 24;
+
+function looksLikeSafetensors(bytes: Uint8Array): boolean {
+  if (bytes.length < 10) return false;
+  const headerBytes = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
+  return headerBytes >= 2 && headerBytes <= MAX_SAFETENSORS_HEADER_BYTES && bytes[8] === 0x7b;
+}
+
+function looksLikeLlama2c(bytes: Uint8Array): boolean {
+  try {
+    const header = readLlama2cHeader(bytes, 'model');
+    const sane = Object.values(header).every((value) => Math.abs(value) <= LLAMA2C_PLAUSIBLE_MAX);
+    return sane && modelConfigProblems(headerToConfig(header)).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Recognises a weight file from its first bytes (never its name): safetensors (an 8-byte header length, then JSON
+ * starting with `{`) or a legacy llama2.c `.bin` (a plausible 7-int32 header). A truncated file of either kind is
+ * still recognised, so that its reader can say what is missing.
+ */
+export function detectModelFormat(bytes: Uint8Array): ModelFileFormat | undefined {
+  if (looksLikeSafetensors(bytes)) return 'safetensors';
+  if (looksLikeLlama2c(bytes)) return 'llama2c';
+  return undefined;
+}
+
+/** Other formats people pass by mistake, recognised by their first bytes, with what to do instead. */
+const KNOWN_OTHERS: readonly (readonly [magic: string, hint: string])[] = [
+  ['PK', 'a zip archive, as PyTorch .pt/.bin pickles are — convert it to safetensors'],
+  ['GGUF', 'a GGUF file (llama.cpp), which Loom does not read — use safetensors or a llama2.c .bin'],
+  [
+    '{',
+    'JSON text — pass the weights file (model.safetensors or a llama2.c .bin), not a config or tokenizer',
+  ],
+];
+
+/** The error for a file `detectModelFormat` does not recognise, with a hint for common mistakes. */
+export function unknownFormatError(bytes: Uint8Array, source: string): Error {
+  const start = new TextDecoder('latin1').decode(bytes.subarray(0, 4));
+  const other = KNOWN_OTHERS.find(([magic]) => start.startsWith(magic));
+  const hex = [...bytes.subarray(0, 8)].map((byte) => byte.toString(16).padStart(2, '0')).join(' ');
+  const found =
+    other === undefined ? `the first bytes are ${hex || '(none, the file is empty)'}` : `it is ${other[1]}`;
+  return new Error(
+    `${source}: not a model file Loom recognises; expected safetensors (an 8-byte header length, then a JSON header) or a llama2.c .bin (a header of 7 int32: dim, hidden, layers, heads, kv heads, vocab, seq_len) — ${found}`,
+  );
+}

@@ -1,0 +1,46 @@
+export { type AtomicWriteOptions, writeFileAtomic } from './atomic-write';
+export {
+  CHECKPOINT_FILES,
+  type Checkpoint,
+  type CheckpointExtra,
+  type CheckpointInput,
+  loadCheckpoint,
+  saveCheckpoint,
+} from './checkpoint';
+export {
+  checkModelConfig,
+  describeConfig,
+  headDim,
+  kvDim,
+  MODEL_PRESETS,
+  type ModelConfig,
+  type ModelPreset,
+} from './config';
+export { detectModelFormat, type ModelFileFormat } from './detect';
+export { readLlama2cFile, readSafetensorsFile, writeLlama2cFile, writeSafetensorsFile } from './files';
+export { parseHfConfig, toHfConfig } from './hf/config';
+export { fromHfTensors, toHfTensors } from './hf/names';
+export { hfToLoomRotary, loomToHfRotary } from './hf/rotary';
+export { type Llama2cModel, llama2cFileBytes, parseLlama2c } from './llama2c/read';
+export { serializeLlama2c } from './llama2c/write';
+export { loadModelFile } from './load';
+export {
+  type FileRecord,
+  isLoomConfigJson,
+  LOOM_CHECKPOINT_VERSION,
+  type LoomConfigJson,
+  parseLoomConfigJson,
+} from './loom-config';
+export { type LoadedModel, type LoadedModelFormat, parseModel } from './parse-model';
+export { parseSafetensors, type SafetensorsContents } from './safetensors/read';
+export { type SafetensorsWriteOptions, serializeSafetensors } from './safetensors/write';
+export {
+  DTYPES,
+  type DType,
+  type FloatDType,
+  type NamedIntTensor,
+  type NamedTensor,
+  numel,
+  type StoredTensor,
+} from './tensor';
+export { expectedTensors, type TensorSpec, validateTensors } from './validate';

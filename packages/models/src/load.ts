@@ -1,0 +1,66 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { CHECKPOINT_FILES, loadCheckpoint } from './checkpoint';
+import { detectModelFormat } from './detect';
+import { parseJson } from './json';
+import { isLoomConfigJson } from './loom-config';
+import { type LoadedModel, parseModel } from './parse-model';
+
+const SHARD_INDEX = 'model.safetensors.index.json';
+
+function loadLoomDirectory(dir: string): LoadedModel {
+  const checkpoint = loadCheckpoint(dir);
+  const loaded: LoadedModel = { format: 'loom', config: checkpoint.config, tensors: checkpoint.tensors };
+  if (checkpoint.tokenizerJson !== undefined) loaded.tokenizerJson = checkpoint.tokenizerJson;
+  return loaded;
+}
+
+function readConfigBeside(path: string): unknown {
+  const configPath = join(dirname(path), CHECKPOINT_FILES.config);
+  if (!existsSync(configPath)) {
+    throw new Error(
+      `${path}: a safetensors file says nothing about the architecture; expected a config.json beside it (Hugging Face or Loom) but ${configPath} does not exist`,
+    );
+  }
+  return parseJson(readFileSync(configPath, 'utf8'), configPath);
+}
+
+function weightsInDirectory(dir: string): string {
+  const model = join(dir, CHECKPOINT_FILES.model);
+  if (existsSync(model)) return model;
+  if (existsSync(join(dir, SHARD_INDEX))) {
+    throw new Error(
+      `${dir}: holds a sharded checkpoint (${SHARD_INDEX}); Loom reads a single ${CHECKPOINT_FILES.model} — merge the shards into one file`,
+    );
+  }
+  throw new Error(
+    `${dir}: a model directory must hold ${CHECKPOINT_FILES.model} beside a config.json; it does not`,
+  );
+}
+
+/**
+ * Loads a model from a weights file or a directory, recognising the format from the content: a llama2.c `.bin`;
+ * a safetensors file with a Hugging Face (Llama, GPT-2) config.json beside it; or a Loom checkpoint (its directory
+ * or its model.safetensors), whose files are checked against their recorded sizes and hashes. Every tensor is
+ * validated against the config before it is returned.
+ */
+export function loadModelFile(path: string): LoadedModel {
+  if (!existsSync(path)) throw new Error(`${path}: no such file or directory`);
+  if (statSync(path).isDirectory()) {
+    const configPath = join(path, CHECKPOINT_FILES.config);
+    if (existsSync(configPath) && isLoomConfigJson(parseJson(readFileSync(configPath, 'utf8'), configPath))) {
+      return loadLoomDirectory(path);
+    }
+    return loadModelFile(weightsInDirectory(path));
+  }
+  const bytes = readFileSync(path);
+  if (detectModelFormat(bytes) !== 'safetensors') return parseModel(bytes, undefined, path);
+  const configJson = readConfigBeside(path);
+  if (!isLoomConfigJson(configJson)) return parseModel(bytes, configJson, path);
+  if (basename(path) !== CHECKPOINT_FILES.model) {
+    throw new Error(
+      `${path}: sits in a Loom checkpoint directory, whose weights are ${CHECKPOINT_FILES.model}; pass the directory ${dirname(path)}`,
+    );
+  }
+  return loadLoomDirectory(dirname(path));
+}

@@ -1,0 +1,98 @@
+import { checkModelConfig, MODEL_PRESETS, type ModelConfig } from './config';
+import {
+  isJsonObject,
+  type JsonObject,
+  readBoolean,
+  readChoice,
+  readInteger,
+  readObject,
+  readPositiveNumber,
+  readString,
+} from './json';
+
+/** The marker that tells a Loom `config.json` from a Hugging Face one. */
+export const LOOM_FORMAT = 'loom';
+/** Version of the Loom checkpoint layout this code writes and reads. */
+export const LOOM_CHECKPOINT_VERSION = 1;
+
+/** Size and SHA-256 of one file of a checkpoint, as recorded in its config.json. */
+export interface FileRecord {
+  bytes: number;
+  sha256: string;
+}
+
+/** A Loom `config.json`: the model config and the manifest of the files saved with it. */
+export interface LoomConfigJson {
+  config: ModelConfig;
+  files: Record<string, FileRecord>;
+}
+
+export function isLoomConfigJson(json: unknown): boolean {
+  return isJsonObject(json) && json.format === LOOM_FORMAT;
+}
+
+/** The JSON text of a Loom config.json: `format`, `version`, the ModelConfig fields, then `files`. */
+export function loomConfigJsonText(contents: LoomConfigJson): string {
+  const { config } = contents;
+  const json = {
+    format: LOOM_FORMAT,
+    version: LOOM_CHECKPOINT_VERSION,
+    preset: config.preset,
+    vocabSize: config.vocabSize,
+    dim: config.dim,
+    numLayers: config.numLayers,
+    numHeads: config.numHeads,
+    numKvHeads: config.numKvHeads,
+    hiddenDim: config.hiddenDim,
+    maxSeqLen: config.maxSeqLen,
+    normEps: config.normEps,
+    ropeTheta: config.ropeTheta,
+    tiedEmbeddings: config.tiedEmbeddings,
+    bias: config.bias,
+    files: contents.files,
+  };
+  return `${JSON.stringify(json, null, 2)}\n`;
+}
+
+function readFiles(value: unknown, source: string): Record<string, FileRecord> {
+  const files: Record<string, FileRecord> = {};
+  for (const [name, record] of Object.entries(readObject(value, source, 'files'))) {
+    const entry: JsonObject = readObject(record, source, `files.${name}`);
+    const sha256 = readString(entry.sha256, source, `files.${name}.sha256`);
+    files[name] = { bytes: readInteger(entry.bytes, source, `files.${name}.bytes`, 0), sha256 };
+  }
+  return files;
+}
+
+/** Reads a Loom config.json (already parsed), refusing other formats and newer versions by name. */
+export function parseLoomConfigJson(json: unknown, source = 'config.json'): LoomConfigJson {
+  const object = readObject(json, source, '(top level)');
+  if (object.format !== LOOM_FORMAT) {
+    throw new Error(
+      `${source}: key "format" is ${JSON.stringify(object.format)}; expected "${LOOM_FORMAT}" — not a Loom checkpoint config`,
+    );
+  }
+  const version = readInteger(object.version, source, 'version', 1);
+  if (version > LOOM_CHECKPOINT_VERSION) {
+    throw new Error(
+      `${source}: checkpoint version ${version} is newer than this Loom reads (${LOOM_CHECKPOINT_VERSION}); update Loom`,
+    );
+  }
+  const int = (key: string) => readInteger(object[key], source, key, 1);
+  const config: ModelConfig = {
+    preset: readChoice(object.preset, MODEL_PRESETS, source, 'preset'),
+    vocabSize: int('vocabSize'),
+    dim: int('dim'),
+    numLayers: int('numLayers'),
+    numHeads: int('numHeads'),
+    numKvHeads: int('numKvHeads'),
+    hiddenDim: int('hiddenDim'),
+    maxSeqLen: int('maxSeqLen'),
+    normEps: readPositiveNumber(object.normEps, source, 'normEps'),
+    ropeTheta: readPositiveNumber(object.ropeTheta, source, 'ropeTheta'),
+    tiedEmbeddings: readBoolean(object.tiedEmbeddings, source, 'tiedEmbeddings'),
+    bias: readBoolean(object.bias, source, 'bias'),
+  };
+  checkModelConfig(config, source);
+  return { config, files: readFiles(object.files, source) };
+}

@@ -1,0 +1,107 @@
+import { checkModelConfig, describeConfig, kvDim, type ModelConfig } from './config';
+import { formatShape, type NamedTensor, numel, type StoredTensor } from './tensor';
+
+/** The name and shape of one parameter a model of some config has. */
+export interface TensorSpec {
+  name: string;
+  shape: number[];
+}
+
+/**
+ * Every parameter of a model of this config, with its Loom name and shape, in Loom's canonical order (the order
+ * Loom writes them). Weight matrices are [out, in].
+ */
+export function expectedTensors(config: ModelConfig): TensorSpec[] {
+  const { dim, hiddenDim, vocabSize } = config;
+  const specs: TensorSpec[] = [];
+  const add = (name: string, shape: number[]) => specs.push({ name, shape });
+  const norm = (prefix: string) => {
+    add(`${prefix}.weight`, [dim]);
+    if (config.bias) add(`${prefix}.bias`, [dim]);
+  };
+  const linear = (prefix: string, out: number, inputs: number) => {
+    add(`${prefix}.weight`, [out, inputs]);
+    if (config.bias) add(`${prefix}.bias`, [out]);
+  };
+  add('tok_embeddings.weight', [vocabSize, dim]);
+  if (config.preset === 'gpt2') add('pos_embeddings.weight', [config.maxSeqLen, dim]);
+  for (let layer = 0; layer < config.numLayers; layer++) {
+    const prefix = `layers.${layer}`;
+    norm(`${prefix}.attention_norm`);
+    linear(`${prefix}.attention.wq`, dim, dim);
+    linear(`${prefix}.attention.wk`, kvDim(config), dim);
+    linear(`${prefix}.attention.wv`, kvDim(config), dim);
+    linear(`${prefix}.attention.wo`, dim, dim);
+    norm(`${prefix}.ffn_norm`);
+    linear(`${prefix}.feed_forward.w1`, hiddenDim, dim);
+    linear(`${prefix}.feed_forward.w2`, dim, hiddenDim);
+    if (config.preset === 'llama') linear(`${prefix}.feed_forward.w3`, hiddenDim, dim);
+  }
+  norm('norm');
+  if (!config.tiedEmbeddings) add('output.weight', [vocabSize, dim]);
+  return specs;
+}
+
+/** At most this many names are listed per kind of problem. */
+const LIST_LIMIT = 12;
+
+function list(label: string, items: readonly string[]): string {
+  const shown = items.slice(0, LIST_LIMIT).join(', ');
+  const more = items.length > LIST_LIMIT ? `, ... and ${items.length - LIST_LIMIT} more` : '';
+  return `${label} (${items.length}): ${shown}${more}`;
+}
+
+/**
+ * Checks loaded tensors against the parameters of `config` and returns them in canonical order. Missing and
+ * unexpected names, wrong shapes, integer tensors and duplicates are all reported in one error naming `source`;
+ * an invalid config is refused first.
+ */
+export function validateTensors(
+  config: ModelConfig,
+  tensors: readonly StoredTensor[],
+  source: string,
+): NamedTensor[] {
+  checkModelConfig(config, source);
+  const byName = new Map<string, StoredTensor>();
+  const duplicates: string[] = [];
+  for (const tensor of tensors) {
+    if (byName.has(tensor.name)) duplicates.push(tensor.name);
+    byName.set(tensor.name, tensor);
+  }
+  const expected = expectedTensors(config);
+  const expectedNames = new Set(expected.map((spec) => spec.name));
+  const missing: string[] = [];
+  const wrongShape: string[] = [];
+  const wrongType: string[] = [];
+  const ordered: NamedTensor[] = [];
+  for (const spec of expected) {
+    const tensor = byName.get(spec.name);
+    if (tensor === undefined) {
+      missing.push(`${spec.name} ${formatShape(spec.shape)}`);
+    } else if (formatShape(tensor.shape) !== formatShape(spec.shape)) {
+      wrongShape.push(`${spec.name} expected ${formatShape(spec.shape)}, found ${formatShape(tensor.shape)}`);
+    } else if (tensor.data.length !== numel(spec.shape)) {
+      wrongShape.push(`${spec.name} ${formatShape(spec.shape)} has ${tensor.data.length} values`);
+    } else if (tensor.data instanceof Int32Array) {
+      wrongType.push(spec.name);
+    } else {
+      ordered.push({ name: spec.name, shape: tensor.shape, data: tensor.data });
+    }
+  }
+  const unexpected = [...byName.values()]
+    .filter((tensor) => !expectedNames.has(tensor.name))
+    .map((tensor) => `${tensor.name} ${formatShape(tensor.shape)}`);
+  const problems = [
+    missing.length > 0 ? list('missing', missing) : '',
+    unexpected.length > 0 ? list('unexpected', unexpected) : '',
+    wrongShape.length > 0 ? list('wrong shape', wrongShape) : '',
+    wrongType.length > 0 ? list('integer (I32) instead of float', wrongType) : '',
+    duplicates.length > 0 ? list('given twice', duplicates) : '',
+  ].filter((problem) => problem !== '');
+  if (problems.length > 0) {
+    throw new Error(
+      `${source}: the tensors do not match the model of its config (${describeConfig(config)}) — ${problems.join('; ')}. Check that the weights and the config belong together.`,
+    );
+  }
+  return ordered;
+}
