@@ -1,4 +1,4 @@
-import { maxLogit } from './softmax';
+import { softmaxWeights } from './softmax';
 import { checkNumber } from './validate';
 
 /**
@@ -8,21 +8,19 @@ import { checkNumber } from './validate';
  */
 export function sampleIndex(logits: Float32Array, u: number): number {
   checkNumber('u', u, { min: 0, max: 1, maxOpen: true });
-  const max = maxLogit(logits);
-  if (max === Number.NEGATIVE_INFINITY) {
+  const weights = new Float64Array(logits.length);
+  const total = softmaxWeights(logits, weights);
+  if (total === 0) {
     throw new RangeError(
       `sampleIndex: all ${logits.length} logits are -Infinity, so there is no token to draw`,
     );
   }
-  let total = 0;
-  for (let i = 0; i < logits.length; i++) total += Math.exp(logits[i] - max);
   const target = u * total;
   let cumulative = 0;
   let last = -1;
-  for (let i = 0; i < logits.length; i++) {
-    const weight = Math.exp(logits[i] - max);
-    if (weight === 0) continue;
-    cumulative += weight;
+  for (let i = 0; i < weights.length; i++) {
+    if (weights[i] === 0) continue;
+    cumulative += weights[i];
     last = i;
     if (cumulative > target) return i;
   }

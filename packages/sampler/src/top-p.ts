@@ -1,5 +1,4 @@
-import { sortByValueDescending } from './select';
-import { softmax } from './softmax';
+import { softmaxWeights } from './softmax';
 import { checkNumber } from './validate';
 
 /** Each pass that gathers too little probability lowers the candidate cutoff by this factor. */
@@ -15,43 +14,55 @@ export function checkTopP(p: unknown): number {
  * (ties: lowest id first), whose total probability is ≥ p, and sets the rest to -Infinity.
  * At least one token survives. Returns `logits`.
  *
- * Instead of sorting all V tokens it gathers the candidates with probability ≥ a cutoff,
- * lowering the cutoff until they hold at least p; every token left out is less probable than
- * every candidate, so the nucleus lies among the candidates and only they are sorted.
+ * Works on the weights w = exp(logit - max) against the target p · Σw. Instead of sorting all
+ * V tokens it gathers the weights ≥ a cutoff, lowering the cutoff until they hold the target;
+ * every token left out weighs less than every candidate, so the nucleus lies among the
+ * candidates and only their weights are sorted, to find the smallest weight kept.
  */
 export function applyTopP(logits: Float32Array, p: number): Float32Array {
   checkTopP(p);
   if (p === 1) return logits;
-  const probs = softmax(logits);
-  let possible = 0;
-  let cutoff = 0;
-  for (const prob of probs) {
-    if (prob > 0) possible++;
-    if (prob > cutoff) cutoff = prob;
+  const weights = new Float64Array(logits.length);
+  const target = p * softmaxWeights(logits, weights);
+  if (target === 0) {
+    throw new RangeError(`applyTopP: all ${logits.length} logits are -Infinity, so there is nothing to keep`);
   }
-  let candidates: number[] = [];
-  for (;;) {
-    candidates = [];
+  let possible = 0;
+  for (let i = 0; i < weights.length; i++) {
+    if (weights[i] > 0) possible++;
+  }
+  let candidates = new Float64Array(0);
+  for (let cutoff = 1; ; cutoff /= CUTOFF_STEP) {
+    const gathered: number[] = [];
     let mass = 0;
-    for (let i = 0; i < probs.length; i++) {
-      if (probs[i] > 0 && probs[i] >= cutoff) {
-        candidates.push(i);
-        mass += probs[i];
+    for (let i = 0; i < weights.length; i++) {
+      if (weights[i] > 0 && weights[i] >= cutoff) {
+        gathered.push(weights[i]);
+        mass += weights[i];
       }
     }
-    if (mass >= p || candidates.length === possible) break;
-    cutoff /= CUTOFF_STEP;
+    candidates = Float64Array.from(gathered);
+    if (mass >= target || gathered.length === possible) break;
   }
-  sortByValueDescending(candidates, probs);
-  const keep = new Uint8Array(logits.length);
+  candidates.sort();
+  // Walk the candidates from the heaviest: `smallest` is the last weight the nucleus needs and
+  // `tiesKept` how many tokens of exactly that weight it takes.
   let cumulative = 0;
-  for (const id of candidates) {
-    keep[id] = 1;
-    cumulative += probs[id];
-    if (cumulative >= p) break;
+  let smallest = candidates[candidates.length - 1];
+  let tiesKept = 0;
+  for (let i = candidates.length - 1; i >= 0; i--) {
+    if (candidates[i] !== smallest) {
+      smallest = candidates[i];
+      tiesKept = 0;
+    }
+    tiesKept++;
+    cumulative += candidates[i];
+    if (cumulative >= target) break;
   }
   for (let i = 0; i < logits.length; i++) {
-    if (keep[i] === 0) logits[i] = Number.NEGATIVE_INFINITY;
+    if (weights[i] > smallest) continue;
+    if (weights[i] === smallest && tiesKept > 0) tiesKept--;
+    else logits[i] = Number.NEGATIVE_INFINITY;
   }
   return logits;
 }
