@@ -24,7 +24,7 @@ const FUSED_QKV = 'attn.c_attn';
 const QKV: readonly string[] = ['attention.wq', 'attention.wk', 'attention.wv'];
 
 /** The causal-mask buffers (`attn.bias`, `attn.masked_bias`) GPT-2 checkpoints carry; not parameters. */
-const IGNORED_LAYER_BUFFERS: readonly string[] = ['attn.bias', 'attn.masked_bias'];
+const IGNORED_BUFFER = /^h\.\d+\.attn\.(bias|masked_bias)$/;
 
 const HF_LAYER = /^h\.(\d+)\.(.+)\.(weight|bias)$/;
 const PREFIX = 'transformer.';
@@ -70,10 +70,10 @@ export function gpt2FromHf(config: ModelConfig, tensor: StoredTensor): StoredTen
   const bare = tensor.name.startsWith(PREFIX) ? tensor.name.slice(PREFIX.length) : tensor.name;
   const top = TOP_NAMES.find(([hf]) => hf === bare);
   if (top !== undefined) return [{ ...tensor, name: top[1] }];
+  if (IGNORED_BUFFER.test(bare)) return [];
   const match = HF_LAYER.exec(bare);
   if (match === null) return [tensor];
   const [, layer, module, kind] = match;
-  if (IGNORED_LAYER_BUFFERS.includes(`${module}.${kind}`)) return [];
   if (module === FUSED_QKV) return splitQkv(config, tensor, layer, kind) ?? [tensor];
   const entry = LAYER_MODULES.find(([hf]) => hf === module);
   if (entry === undefined) return [tensor];
