@@ -1,3 +1,5 @@
+/// <reference types="@webgpu/types" />
+
 export type { WebGPUBackendOptions } from './acquire-device';
 export { NO_ADAPTER_MESSAGE } from './acquire-device';
 export type { DeviceLimits } from './device-limits';

@@ -86,6 +86,12 @@ describe.skipIf(!backend)('kernels (lavapipe)', () => {
       expect(Math.abs(got - exact) / exact).toBeLessThan(1e-6);
     });
 
+    it('sums 100000 values of mixed sign close to float64', async () => {
+      const values = seeded(100_000, 14);
+      const exact = values.reduce((a, v) => a + v, 0);
+      expect(Math.abs((await sum(f32(values, [100_000])).item()) - exact)).toBeLessThan(5e-4);
+    });
+
     it('sums long columns (inner > 1) accurately', async () => {
       const rows = 20_000;
       const values = seeded(rows * 3, 4).map((v) => v + 1);
