@@ -21,6 +21,7 @@ export class CommandBatch {
   readonly #pool: BufferPool;
   readonly #align: number;
   readonly #maxDispatches: number;
+  readonly #maxParamBytes: number;
   readonly #staging = new Uint8Array(ARENA_BYTES);
   #encoder: GPUCommandEncoder | undefined;
   #pass: GPUComputePassEncoder | undefined;
@@ -36,6 +37,7 @@ export class CommandBatch {
     this.#pool = pool;
     this.#align = limits.minUniformBufferOffsetAlignment;
     this.#maxDispatches = maxDispatches;
+    this.#maxParamBytes = Math.min(ARENA_BYTES, limits.maxUniformBufferBindingSize);
   }
 
   /** Serial of the batch being recorded: work recorded now completes with this serial. */
@@ -55,6 +57,11 @@ export class CommandBatch {
 
   /** Makes room for one dispatch with `paramBytes` of parameters, submitting the batch if it is full. */
   reserve(paramBytes: number): void {
+    if (paramBytes > this.#maxParamBytes) {
+      throw new Error(
+        `webgpu: a kernel needs ${paramBytes} bytes of parameters, more than the ${this.#maxParamBytes} one uniform binding holds`,
+      );
+    }
     const full =
       this.#dispatches >= this.#maxDispatches ||
       (this.#arena !== undefined && this.#arena.used + this.#slot(paramBytes) > ARENA_BYTES);

@@ -102,8 +102,9 @@ export class GpuRuntime {
 
   upload(values: HostArray): GpuStorage {
     const storage = this.alloc(values.length, values instanceof Int32Array ? 'i32' : 'f32');
-    if (values.length > 0)
+    if (values.length > 0) {
       this.device.queue.writeBuffer(storage.buffer, 0, values.buffer, values.byteOffset, values.byteLength);
+    }
     return storage;
   }
 
@@ -138,9 +139,14 @@ export class GpuRuntime {
     if ((launch.params !== undefined) !== program.uniform) {
       throw new Error(`webgpu: kernel ${program.key} ${program.uniform ? 'needs' : 'takes no'} parameters`);
     }
+    const buffers = [...launch.inputs, ...launch.outputs];
+    if (buffers.length > this.limits.maxStorageBuffersPerShaderStage) {
+      throw new Error(
+        `webgpu: kernel ${program.key} binds ${buffers.length} storage buffers, this device allows ${this.limits.maxStorageBuffersPerShaderStage}`,
+      );
+    }
     this.batch.reserve(launch.params?.byteLength ?? 0);
     const { pipeline, bindGroupLayout } = this.pipelines.get(program);
-    const buffers = [...launch.inputs, ...launch.outputs];
     const entries: GPUBindGroupEntry[] = buffers.map((s, binding) => ({
       binding,
       resource: { buffer: s.buffer, offset: 0, size: s.bindingBytes },
