@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { commitFile, discardFile, type StagedFile, stageFile, syncDirectory } from './atomic-write';
 import { formatBytes } from './bytes';
@@ -112,9 +112,9 @@ export function saveCheckpoint(dir: string, checkpoint: CheckpointInput): void {
 
 function readChecked(dir: string, name: string, record: FileRecord): Uint8Array {
   const path = join(dir, name);
-  if (!existsSync(path)) {
+  if (!existsSync(path) || !statSync(path).isFile()) {
     throw new Error(
-      `${path}: missing; ${join(dir, CHECKPOINT_FILES.config)} lists it (${formatBytes(record.bytes)}) — the checkpoint is incomplete`,
+      `${path}: missing or not a file; ${join(dir, CHECKPOINT_FILES.config)} lists it (${formatBytes(record.bytes)}) — the checkpoint is incomplete`,
     );
   }
   const bytes = readFileSync(path);
@@ -134,7 +134,7 @@ function readChecked(dir: string, name: string, record: FileRecord): Uint8Array 
 
 /**
  * Loads a Loom checkpoint directory: reads config.json, checks every file it lists against the recorded size and
- * SHA-256, and validates the model tensors against the config.
+ * SHA-256 (all of them before parsing any), and validates the model tensors against the config.
  */
 export function loadCheckpoint(dir: string): Checkpoint {
   const configPath = join(dir, CHECKPOINT_FILES.config);
@@ -147,8 +147,10 @@ export function loadCheckpoint(dir: string): Checkpoint {
     parseJson(readFileSync(configPath, 'utf8'), configPath),
     configPath,
   );
-  const read = (name: string) =>
-    files[name] === undefined ? undefined : readChecked(dir, name, files[name]);
+  const verified = new Map(
+    Object.entries(files).map(([name, record]) => [name, readChecked(dir, name, record)]),
+  );
+  const read = (name: string) => verified.get(name);
   const text = (bytes: Uint8Array | undefined) =>
     bytes === undefined ? undefined : new TextDecoder().decode(bytes);
   const modelPath = join(dir, CHECKPOINT_FILES.model);

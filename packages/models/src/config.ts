@@ -62,7 +62,7 @@ export function modelConfigProblems(config: ModelConfig): string[] {
   if (config.numHeads % config.numKvHeads !== 0) {
     problems.push(`numHeads=${config.numHeads} must be a multiple of numKvHeads=${config.numKvHeads}`);
   }
-  if (config.preset === 'llama' && headDim(config) % 2 !== 0) {
+  if (config.preset === 'llama' && Number.isInteger(headDim(config)) && headDim(config) % 2 !== 0) {
     problems.push(`RoPE rotates pairs, so headDim = dim/numHeads must be even, got ${headDim(config)}`);
   }
   if (config.preset === 'gpt2' && config.numKvHeads !== config.numHeads) {
