@@ -97,6 +97,11 @@ describe('llama2.c checkpoints', () => {
     }
   });
 
+  it('computes the file size of the stories15M shape as llama2.c writes it', () => {
+    const stories15M = { ...tinyLlama, dim: 288, hiddenDim: 768, numLayers: 6, numHeads: 6, numKvHeads: 6 };
+    expect(llama2cFileBytes({ ...stories15M, vocabSize: 32000, maxSeqLen: 256 })).toBe(60816028);
+  });
+
   it('says how a truncated file or one with trailing bytes differs from its header', () => {
     expect(errorOf(() => parseLlama2c(stories.subarray(0, 1000), 'stories260K.bin'))).toBe(
       'stories260K.bin: header says dim=64 hidden=172 layers=5 heads=8 kvHeads=4 vocab=512 seqLen=512, so expected 1056540 bytes but the file holds 1000 — the file is truncated',

@@ -52,7 +52,7 @@ export function readLlama2cHeader(bytes: Uint8Array, source: string): Llama2cHea
   return header;
 }
 
-/** The exact size in bytes of a llama2.c checkpoint with this header. */
+/** The exact size in bytes of the llama2.c checkpoint of a model of this config (RoPE tables included). */
 export function llama2cFileBytes(config: ModelConfig): number {
   return LLAMA2C_HEADER_BYTES + 4 * llama2cFloatCount(llama2cLayout(config));
 }
