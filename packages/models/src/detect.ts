@@ -1,5 +1,5 @@
 import { modelConfigProblems } from './config';
-import { headerToConfig } from './llama2c/layout';
+import { headerToConfig, LLAMA2C_VERSIONED_MAGIC } from './llama2c/layout';
 import { readLlama2cHeader } from './llama2c/read';
 import { MAX_SAFETENSORS_HEADER_BYTES } from './safetensors/read';
 
@@ -16,6 +16,8 @@ function looksLikeSafetensors(bytes: Uint8Array): boolean {
 }
 
 function looksLikeLlama2c(bytes: Uint8Array): boolean {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.length >= 8 && view.getInt32(0, true) === LLAMA2C_VERSIONED_MAGIC) return true;
   try {
     const header = readLlama2cHeader(bytes, 'model');
     const sane = Object.values(header).every((value) => Math.abs(value) <= LLAMA2C_PLAUSIBLE_MAX);
@@ -27,8 +29,9 @@ function looksLikeLlama2c(bytes: Uint8Array): boolean {
 
 /**
  * Recognises a weight file from its first bytes (never its name): safetensors (an 8-byte header length, then JSON
- * starting with `{`) or a legacy llama2.c `.bin` (a plausible 7-int32 header). A truncated file of either kind is
- * still recognised, so that its reader can say what is missing.
+ * starting with `{`) or a llama2.c `.bin` (a plausible 7-int32 header, or the magic of the newer versioned exports,
+ * which the reader then refuses by name). A truncated file of either kind is still recognised, so that its reader
+ * can say what is missing.
  */
 export function detectModelFormat(bytes: Uint8Array): ModelFileFormat | undefined {
   if (looksLikeSafetensors(bytes)) return 'safetensors';

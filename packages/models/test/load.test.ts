@@ -114,6 +114,10 @@ describe('loadModelFile', () => {
     expect(errorOf(() => loadModelFile(join(dir, 'absent.bin')))).toMatch(
       /absent\.bin: no such file or directory/,
     );
+    const versioned = file('v2.bin', new Uint8Array(Int32Array.of(0x616b3432, 2, 64, 172).buffer));
+    expect(errorOf(() => loadModelFile(versioned))).toMatch(
+      /v2\.bin: a versioned llama2\.c export .* --version 0/,
+    );
   });
 
   it('reports truncation once the format is recognised', () => {

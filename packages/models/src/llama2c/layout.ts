@@ -15,6 +15,9 @@ export interface Llama2cHeader {
 
 export const LLAMA2C_HEADER_BYTES = 7 * 4;
 
+/** The magic number ("ak42") that begins llama2.c's newer, versioned exports. */
+export const LLAMA2C_VERSIONED_MAGIC = 0x616b3432;
+
 /** llama2.c's legacy format stores neither; run.c hard-codes them. */
 export const LLAMA2C_NORM_EPS = 1e-5;
 export const LLAMA2C_ROPE_THETA = 10000;

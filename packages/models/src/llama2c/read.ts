@@ -5,13 +5,11 @@ import {
   describeHeader,
   headerToConfig,
   LLAMA2C_HEADER_BYTES,
+  LLAMA2C_VERSIONED_MAGIC,
   type Llama2cHeader,
   llama2cFloatCount,
   llama2cLayout,
 } from './layout';
-
-/** The magic number ("ak42") that begins llama2.c's newer, versioned exports. */
-const VERSIONED_MAGIC = 0x616b3432;
 
 export interface Llama2cModel {
   config: ModelConfig;
@@ -20,16 +18,16 @@ export interface Llama2cModel {
 }
 
 export function readLlama2cHeader(bytes: Uint8Array, source: string): Llama2cHeader {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const int = (index: number) => view.getInt32(index * 4, true);
+  if (bytes.length >= 8 && int(0) === LLAMA2C_VERSIONED_MAGIC) {
+    throw new Error(
+      `${source}: a versioned llama2.c export (magic "ak42", version ${int(1)}); Loom reads the legacy version 0 format — re-export it with llama2.c's export.py --version 0`,
+    );
+  }
   if (bytes.length < LLAMA2C_HEADER_BYTES) {
     throw new Error(
       `${source}: ${formatBytes(bytes.length)} is too short for a llama2.c checkpoint (expected a ${LLAMA2C_HEADER_BYTES}-byte header of 7 int32); the file is truncated`,
-    );
-  }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, LLAMA2C_HEADER_BYTES);
-  const int = (index: number) => view.getInt32(index * 4, true);
-  if (int(0) === VERSIONED_MAGIC) {
-    throw new Error(
-      `${source}: a versioned llama2.c export (magic "ak42", version ${int(1)}); Loom reads the legacy version 0 format — re-export it with llama2.c's export.py --version 0`,
     );
   }
   const header: Llama2cHeader = {
