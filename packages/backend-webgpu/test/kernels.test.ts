@@ -128,6 +128,7 @@ describe.skipIf(!backend)('kernels (lavapipe)', () => {
     const cases = [
       { m: 1, n: 300, k: 288, transB: true },
       { m: 1, n: 257, k: 65, transB: false },
+      { m: 1, n: 37, k: 30, transB: true },
       { m: 67, n: 33, k: 129, transB: false },
       { m: 5, n: 70, k: 17, transB: true },
     ];

@@ -93,6 +93,8 @@ describe.skipIf(!backend)('runtime (lavapipe)', () => {
     expect(await sum(empty, 0).array()).toEqual([0, 0, 0]);
     const product = matmul(full([2, 0], 1, { backend: b }), full([0, 3], 1, { backend: b }));
     expect(await product.array()).toEqual([0, 0, 0, 0, 0, 0]);
+    const decode = matmul(full([1, 0], 1, { backend: b }), full([3, 0], 1, { backend: b }), { transB: true });
+    expect(await decode.array()).toEqual([0, 0, 0]);
     expect(Array.from(await empty.softmax().data())).toEqual([]);
   });
 

@@ -31,19 +31,10 @@ function tiledCode(side: number, transA: boolean, transB: boolean): string {
   const loadB = transB
     ? `let kk = e % ${TILE_K}u; let j = e / ${TILE_K}u; let src = bBase + (col0 + j) * p.k + k0 + kk;`
     : `let j = e % ${tile}u; let kk = e / ${tile}u; let src = bBase + (k0 + kk) * p.n + col0 + j;`;
-  const products: string[] = [];
-  for (let r = 0; r < PER; r++) {
-    for (let c = 0; c < PER; c++) products.push(`    acc[${r * PER + c}] += a${r} * b${c};`);
-  }
-  const loadsA = [...Array(PER).keys()].map(
-    (r) => `    let a${r} = tileA[kk * ${tile}u + ty * ${PER}u + ${r}u];`,
-  );
-  const loadsB = [...Array(PER).keys()].map(
-    (c) => `    let b${c} = tileB[kk * ${tile}u + tx * ${PER}u + ${c}u];`,
-  );
+  const lanes = ['x', 'y', 'z', 'w'];
   return `
-var<workgroup> tileA: array<f32, ${TILE_K * tile}>;
-var<workgroup> tileB: array<f32, ${TILE_K * tile}>;
+var<workgroup> tileA: array<vec4<f32>, ${TILE_K * side}>;
+var<workgroup> tileB: array<vec4<f32>, ${TILE_K * side}>;
 
 @compute @workgroup_size(${threads})
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
@@ -54,36 +45,40 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid:
   let bBase = batch * p.bStride;
   let tx = lid % ${side}u;
   let ty = lid / ${side}u;
-  var acc: array<f32, ${PER * PER}>;
+${lanes.map((_, r) => `  var acc${r} = vec4<f32>(0.0);`).join('\n')}
   for (var k0 = 0u; k0 < p.k; k0 += ${TILE_K}u) {
     for (var e = lid; e < ${TILE_K * tile}u; e += ${threads}u) {
       ${loadA}
       var v = 0.0;
       if (row0 + i < p.m && k0 + kk < p.k) { v = a[src]; }
-      tileA[kk * ${tile}u + i] = v;
+      tileA[kk * ${side}u + i / ${PER}u][i % ${PER}u] = v;
     }
     for (var e = lid; e < ${TILE_K * tile}u; e += ${threads}u) {
       ${loadB}
       var v = 0.0;
       if (col0 + j < p.n && k0 + kk < p.k) { v = b[src]; }
-      tileB[kk * ${tile}u + j] = v;
+      tileB[kk * ${side}u + j / ${PER}u][j % ${PER}u] = v;
     }
     workgroupBarrier();
     for (var kk = 0u; kk < ${TILE_K}u; kk++) {
-${loadsA.join('\n')}
-${loadsB.join('\n')}
-${products.join('\n')}
+      let av = tileA[kk * ${side}u + ty];
+      let bv = tileB[kk * ${side}u + tx];
+${lanes.map((lane, r) => `      acc${r} += bv * av.${lane};`).join('\n')}
     }
     workgroupBarrier();
   }
   let outBase = batch * p.m * p.n;
-  for (var r = 0u; r < ${PER}u; r++) {
-    let i = row0 + ty * ${PER}u + r;
+  let j = col0 + tx * ${PER}u;
+${lanes
+  .map(
+    (_, r) => `  if (row0 + ty * ${PER}u + ${r}u < p.m) {
+    let rowBase = outBase + (row0 + ty * ${PER}u + ${r}u) * p.n;
     for (var c = 0u; c < ${PER}u; c++) {
-      let j = col0 + tx * ${PER}u + c;
-      if (i < p.m && j < p.n) { out[outBase + i * p.n + j] = acc[r * ${PER}u + c]; }
+      if (j + c < p.n) { out[rowBase + j + c] = acc${r}[c]; }
     }
-  }
+  }`,
+  )
+  .join('\n')}
 }`;
 }
 

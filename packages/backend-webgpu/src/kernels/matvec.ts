@@ -6,77 +6,34 @@ import { entryPoint, makeProgram } from './program';
 
 const params = new ParamLayout()
   .scalar('count', 'u32')
-  .scalar('batch', 'u32')
   .scalar('n', 'u32')
   .scalar('k', 'u32')
   .scalar('aStride', 'u32')
   .scalar('bStride', 'u32');
 
-/** Outputs (rows of B) per workgroup when B is stored [n, k]; one thread each. */
-const ROWS = 64;
-/** Slice of k staged in workgroup memory per step. */
-const CHUNK = 32;
-
 /**
- * B stored [n, k]: each workgroup owns ROWS outputs. Per slice of k, threads copy the
- * ROWS x CHUNK block of B into workgroup memory with neighbouring threads reading
- * neighbouring addresses, then each thread runs its row's dot product from shared memory.
+ * B stored [n, k]: each thread walks one row of B, four values per load when k allows
+ * (offsets and lengths are then in vec4 units). Neighbouring threads' rows share cache lines
+ * over consecutive steps, which suits GPUs and CPU rasterisers (lavapipe, SwiftShader) alike.
  */
-function rowsCode(): string {
-  return `
-var<workgroup> vecS: array<f32, ${CHUNK}>;
-var<workgroup> rowsS: array<f32, ${ROWS * (CHUNK + 1)}>;
-${entryPoint(ROWS)}
-  let blocks = (p.n + ${ROWS - 1}u) / ${ROWS}u;
-  if (gid >= blocks * p.batch) { return; }
-  let batch = gid / blocks;
-  let j0 = (gid % blocks) * ${ROWS}u;
+function rowsCode(wg: number, width: 1 | 4): string {
+  const dot = width === 4 ? 'dot(a[aBase + kk], b[bBase + kk])' : 'a[aBase + kk] * b[bBase + kk]';
+  return `${entryPoint(wg)}
+  let o = gid * ${wg}u + lid;
+  if (o >= p.count) { return; }
+  let batch = o / p.n;
+  let j = o % p.n;
   let aBase = batch * p.aStride;
-  let bBase = batch * p.bStride;
+  let bBase = batch * p.bStride + j * p.k;
   var acc = 0.0;
-  for (var k0 = 0u; k0 < p.k; k0 += ${CHUNK}u) {
-    let c = lid % ${CHUNK}u;
-    if (lid < ${CHUNK}u) {
-      var v = 0.0;
-      if (k0 + c < p.k) { v = a[aBase + k0 + c]; }
-      vecS[c] = v;
-    }
-    for (var r = lid / ${CHUNK}u; r < ${ROWS}u; r += ${ROWS / CHUNK}u) {
-      var v = 0.0;
-      if (j0 + r < p.n && k0 + c < p.k) { v = b[bBase + (j0 + r) * p.k + k0 + c]; }
-      rowsS[r * ${CHUNK + 1}u + c] = v;
-    }
-    workgroupBarrier();
-    for (var cc = 0u; cc < ${CHUNK}u; cc++) { acc += vecS[cc] * rowsS[lid * ${CHUNK + 1}u + cc]; }
-    workgroupBarrier();
-  }
-  if (j0 + lid < p.n) { out[batch * p.n + j0 + lid] = acc; }
+  for (var kk = 0u; kk < p.k; kk++) { acc += ${dot}; }
+  out[o] = acc;
 }`;
 }
 
-/**
- * The m = 1 product (one decode step): out[b, j] = sum_k a[b, k] * B[b][k, j]. With B stored
- * [n, k] (`transB`, weights kept [out, in]) blocks of rows are staged through workgroup
- * memory; with B stored [k, n] each thread owns an output and neighbours read neighbouring
- * columns.
- */
-export function matvec(rt: GpuRuntime, a: TensorInfo, b: TensorInfo, spec: MatmulSpec): GpuStorage {
-  const inputs = [rt.storage(a.id), rt.storage(b.id)];
-  const count = spec.batch * spec.n;
-  const out = rt.alloc(count, 'f32');
-  const wg = rt.limits.workgroupSize;
-  const decls = [
-    { name: 'a', type: 'f32' },
-    { name: 'b', type: 'f32' },
-  ];
-  const program = spec.transB
-    ? makeProgram(`matvec:rows:${ROWS}:${CHUNK}`, decls, [{ name: 'out', type: 'f32' }], params, rowsCode)
-    : makeProgram(
-        `matvec:columns:${wg}`,
-        decls,
-        [{ name: 'out', type: 'f32' }],
-        params,
-        () => `${entryPoint(wg)}
+/** B stored [k, n]: each thread owns an output column and neighbours read neighbouring columns. */
+function columnsCode(wg: number): string {
+  return `${entryPoint(wg)}
   let o = gid * ${wg}u + lid;
   if (o >= p.count) { return; }
   let batch = o / p.n;
@@ -84,25 +41,41 @@ export function matvec(rt: GpuRuntime, a: TensorInfo, b: TensorInfo, spec: Matmu
   let aBase = batch * p.aStride;
   let bBase = batch * p.bStride + j;
   var acc = 0.0;
-  for (var kk = 0u; kk < p.k; kk++) {
-    acc += a[aBase + kk] * b[bBase + kk * p.n];
-  }
+  for (var kk = 0u; kk < p.k; kk++) { acc += a[aBase + kk] * b[bBase + kk * p.n]; }
   out[o] = acc;
-}`,
-      );
+}`;
+}
+
+/** The m = 1 product (one decode step): out[b, j] = sum_k a[b, k] * B[b][k, j], one thread per output. */
+export function matvec(rt: GpuRuntime, a: TensorInfo, b: TensorInfo, spec: MatmulSpec): GpuStorage {
+  const inputs = [rt.storage(a.id), rt.storage(b.id)];
+  const count = spec.batch * spec.n;
+  const out = rt.alloc(count, 'f32');
+  const wg = rt.limits.workgroupSize;
+  const width = spec.transB && spec.k > 0 && spec.k % 4 === 0 ? 4 : 1;
+  const type = width === 4 ? 'vec4<f32>' : 'f32';
+  const program = makeProgram(
+    `matvec:${spec.transB ? `rows${width}` : 'columns'}:${wg}`,
+    [
+      { name: 'a', type },
+      { name: 'b', type },
+    ],
+    [{ name: 'out', type: 'f32' }],
+    params,
+    () => (spec.transB ? rowsCode(wg, width) : columnsCode(wg)),
+  );
   rt.launch({
     program,
     inputs,
     outputs: [out],
     params: params.pack({
       count,
-      batch: spec.batch,
       n: spec.n,
-      k: spec.k,
-      aStride: spec.aBatchStride,
-      bStride: spec.bBatchStride,
+      k: spec.k / width,
+      aStride: spec.aBatchStride / width,
+      bStride: spec.bBatchStride / width,
     }),
-    workgroups: spec.transB ? spec.batch * Math.ceil(spec.n / ROWS) : Math.ceil(count / wg),
+    workgroups: Math.ceil(count / wg),
   });
   return out;
 }
