@@ -1,5 +1,7 @@
 /** Smallest buffer the pool hands out, in bytes. */
 const MIN_CLASS_BYTES = 256;
+/** Free buffers kept for reuse at most; beyond this, released buffers are destroyed. */
+const MAX_FREE_BYTES = 512 * 1024 * 1024;
 
 /**
  * Rounds a request up to its size class: powers of two split into eight steps, so a buffer
@@ -19,7 +21,8 @@ interface Pending {
 /**
  * Buffers by usage and size class. A released buffer returns to the free lists only once
  * the command batch that last used it has completed, so no queued or in-flight work can
- * observe a new owner's writes (uploads, `writeSlice`, kernel outputs).
+ * observe a new owner's writes (uploads, `writeSlice`, kernel outputs). At most
+ * MAX_FREE_BYTES stay pooled; the rest are destroyed.
  */
 export class BufferPool {
   readonly #device: GPUDevice;
@@ -82,6 +85,10 @@ export class BufferPool {
   }
 
   #makeFree(buffer: GPUBuffer): void {
+    if (this.#freeBytes + buffer.size > MAX_FREE_BYTES) {
+      buffer.destroy();
+      return;
+    }
     const key = keyOf(buffer.usage, buffer.size);
     let list = this.#free.get(key);
     if (!list) {
