@@ -1,6 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CpuBackend } from '@loom/backend-cpu';
@@ -71,7 +70,9 @@ describe.skipIf(!haveChromium)('headless Chromium (SwiftShader WebGPU)', () => {
 
   beforeAll(async () => {
     server = await serveBundle(dir);
-    const { port } = server.address() as AddressInfo;
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('the test server has no TCP port');
+    const { port } = address;
     context = await chromium.launchPersistentContext(join(dir, 'profile'), {
       executablePath: CHROMIUM,
       headless: true,
