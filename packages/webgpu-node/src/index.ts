@@ -1,0 +1,1 @@
+export { nodeWebGPU, requireNodeWebGPU, webgpuForTests } from './node-backend';
