@@ -171,7 +171,8 @@ export function swiglu(gate: Tensor, up: Tensor): Tensor {
 
 /**
  * Mean cross-entropy of logits [N, V] against i32 targets [N]; rows whose target equals
- * `ignoreIndex` do not count. Returns a scalar (0 when every row is ignored).
+ * `ignoreIndex` do not count; a target outside [0, V) that is not ignored counts with loss 0.
+ * Returns a scalar (0 when every row is ignored).
  */
 export function softmaxCrossEntropy(logits: Tensor, targets: Tensor, ignoreIndex = -100): Tensor {
   sameBackend('softmaxCrossEntropy', logits, targets);

@@ -16,7 +16,10 @@ export function softmaxKernel(x: Float32Array, cols: number, log: boolean, out: 
   }
 }
 
-/** Mean of -log softmax(logits [N, V])[target] over rows whose target is not `ignoreIndex`. */
+/**
+ * Mean of -log softmax(logits [N, V])[target] over rows whose target is not `ignoreIndex`; a
+ * target outside [0, V) that is not ignored counts as a row with loss 0 (as the composite does).
+ */
 export function crossEntropyKernel(
   logits: Float32Array,
   targets: Int32Array,
@@ -34,8 +37,7 @@ export function crossEntropyKernel(
     for (let i = 0; i < vocab; i++) if (logits[o + i] > max) max = logits[o + i];
     let sum = 0;
     for (let i = 0; i < vocab; i++) sum += Math.exp(logits[o + i] - max);
-    const picked = target >= 0 && target < vocab ? logits[o + target] - max : Number.NEGATIVE_INFINITY;
-    total += Math.log(sum) - picked;
+    if (target >= 0 && target < vocab) total += Math.log(sum) - (logits[o + target] - max);
   }
   return total / Math.max(count, 1);
 }

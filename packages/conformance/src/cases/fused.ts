@@ -138,11 +138,19 @@ export const fusedGroups: OpGroup[] = [
       { n: 12, v: 65, ignore: 3 },
       { n: 64, v: 512, ignore: -1 },
       { n: 4, v: 32_000, ignore: -100 },
-    ].map(({ n, v, ignore }) => ({
-      name: `softmaxCrossEntropy [${n}, ${v}] ignoring ${ignore}`,
+      { n: 9, v: 5, ignore: -100, outOfRange: true },
+    ].map(({ n, v, ignore, outOfRange }) => ({
+      name: `softmaxCrossEntropy [${n}, ${v}] ignoring ${ignore}${outOfRange ? ' with out-of-range targets' : ''}`,
       inputs: [
         { shape: [n, v], dist: { kind: 'normal', scale: 3 } as const },
-        { shape: [n], dist: { kind: 'ints', low: ignore === -1 ? -1 : 0, high: v - 1 } as const },
+        {
+          shape: [n],
+          dist: {
+            kind: 'ints',
+            low: ignore === -1 || outOfRange ? -1 : 0,
+            high: outOfRange ? v : v - 1,
+          } as const,
+        },
       ],
       run: ([logits, targets]: Tensor[]) => softmaxCrossEntropy(logits, targets, ignore),
       tol: REDUCTION,
