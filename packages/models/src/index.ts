@@ -43,4 +43,5 @@ export {
   numel,
   type StoredTensor,
 } from './tensor';
+export { type ModelWeights, tensorsFromTransformer, transformerFromTensors } from './to-model';
 export { expectedTensors, type TensorSpec, validateTensors } from './validate';

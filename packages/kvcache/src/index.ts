@@ -1,0 +1,8 @@
+export {
+  type InferenceMemory,
+  type InferenceMemoryOptions,
+  type InferenceModelShape,
+  inferenceMemory,
+} from './inference-memory';
+export { KVCache, type KVCacheModelShape, type KVCacheOptions, type KVPair } from './kv-cache';
+export { type KVCacheSize, kvCacheBytes } from './kv-cache-bytes';

@@ -1,0 +1,45 @@
+import { TransformerLM } from '@loom/nn';
+import type { ModelConfig } from './config';
+import type { NamedTensor } from './tensor';
+import { validateTensors } from './validate';
+
+/** What `transformerFromTensors` needs: a config and its weights in Loom names and layouts. */
+export interface ModelWeights {
+  readonly config: ModelConfig;
+  readonly tensors: readonly NamedTensor[];
+}
+
+/**
+ * Builds a `TransformerLM` on the current backend (`setBackend`) and copies the weights into it. The tensors are
+ * validated against the config first, so a missing, extra or misshapen tensor is reported by name (`source` names
+ * the weights in errors). The model is switched to evaluation mode; dispose it when done.
+ */
+export function transformerFromTensors(weights: ModelWeights, source = 'model'): TransformerLM {
+  const tensors = validateTensors(weights.config, weights.tensors, source);
+  const model = new TransformerLM(weights.config);
+  try {
+    model.loadStateDict(new Map(tensors.map((t) => [t.name, t])));
+  } catch (error) {
+    model.dispose();
+    throw error;
+  }
+  return model.eval();
+}
+
+/**
+ * Reads a model's parameters back to the host as named float32 tensors in Loom's canonical order, ready for
+ * `saveCheckpoint` or `serializeSafetensors` (and, through `toHfTensors`, for Hugging Face files).
+ */
+export async function tensorsFromTransformer(model: TransformerLM): Promise<NamedTensor[]> {
+  const tensors: NamedTensor[] = [];
+  for (const [name, param] of model.namedParameters()) {
+    const data = await param.data();
+    if (!(data instanceof Float32Array)) {
+      throw new Error(
+        `tensorsFromTransformer: parameter ${name} is ${param.dtype}; checkpoints hold float32 weights`,
+      );
+    }
+    tensors.push({ name, shape: [...param.shape], data });
+  }
+  return validateTensors(model.config, tensors, 'tensorsFromTransformer');
+}
