@@ -1,0 +1,115 @@
+import { StoppingCriteria, type StopReason } from '@loom/sampler';
+import { StreamDecoder, type Tokenizer } from '@loom/tokenizer';
+import { defaultEosTokens } from './default-stops';
+import type { GenerateOptions } from './generate-options';
+import type { GenerationEvent, GenerationTimings } from './generation-event';
+import type { InferenceSession } from './inference-session';
+import { type Choice, TokenChooser } from './token-chooser';
+
+/** Everything one generation needs, checked before it starts. */
+interface Plan {
+  readonly session: InferenceSession;
+  readonly tokenizer: Tokenizer;
+  readonly prompt: readonly number[];
+  readonly reused: number;
+  readonly chooser: TokenChooser;
+  readonly criteria: StoppingCriteria;
+  readonly signal: AbortSignal | undefined;
+}
+
+function perSecond(count: number, ms: number): number {
+  return ms > 0 ? (count * 1000) / ms : 0;
+}
+
+/**
+ * Starts generating after `prompt`, of which the session already holds the first `reused` tokens. Throws at once
+ * when the prompt is empty or does not fit, or when a sampling or stop setting is invalid; otherwise returns the
+ * stream of events, which does the work as it is iterated.
+ */
+export function startGeneration(
+  session: InferenceSession,
+  tokenizer: Tokenizer,
+  prompt: readonly number[],
+  reused: number,
+  options: GenerateOptions,
+): AsyncGenerator<GenerationEvent, void> {
+  if (prompt.length === 0) {
+    throw new Error('generate: the prompt is empty; give at least one token for the model to continue from');
+  }
+  if (prompt.length - reused > session.remaining) {
+    throw new Error(
+      `generate: the prompt has ${prompt.length} tokens but the context holds ${session.cache.capacity} positions ` +
+        `(the model's maxSeqLen is ${session.model.config.maxSeqLen}); shorten the prompt`,
+    );
+  }
+  const chooser = new TokenChooser(options.sampling ?? {}, options.withLogits);
+  chooser.observe(prompt);
+  const criteria = new StoppingCriteria({ eosTokenIds: defaultEosTokens(tokenizer), ...options.stop });
+  return stream({ session, tokenizer, prompt, reused, chooser, criteria, signal: options.signal });
+}
+
+/**
+ * One prefill pass over the prompt's new tokens, then one decode step per token: a `token` event each, then a
+ * `done` event. The session keeps every token it ran (all but the last generated one). Logits are disposed before
+ * each event, so the number of live tensors stays the same from step to step.
+ */
+async function* stream(plan: Plan): AsyncGenerator<GenerationEvent, void> {
+  const { session, prompt, reused, chooser, criteria, signal } = plan;
+  const start = performance.now();
+  const decoder = new StreamDecoder(plan.tokenizer);
+  decoder.push(prompt[prompt.length - 1]); // a piece's text can depend on the token before it
+  const tokens: number[] = [];
+  let text = '';
+  let pending = prompt.slice(reused);
+  let prefillMs = 0;
+  let decodeMs = 0;
+  let firstTokenMs = 0;
+  let reason: StopReason | null = null;
+  while (reason === null) {
+    if (signal?.aborted) {
+      reason = 'aborted';
+      break;
+    }
+    if (pending.length > session.remaining) {
+      reason = 'context-full';
+      break;
+    }
+    const stepStart = performance.now();
+    const logits = session.feed(pending);
+    let choice: Choice;
+    try {
+      choice = await chooser.choose(logits);
+    } finally {
+      logits.dispose();
+    }
+    const elapsed = performance.now() - stepStart;
+    if (tokens.length === 0) {
+      prefillMs = elapsed;
+      firstTokenMs = performance.now() - start;
+    } else {
+      decodeMs += elapsed;
+    }
+    const { token } = choice;
+    tokens.push(token);
+    const step = criteria.push(token, decoder.push(token));
+    text += step.text;
+    reason = step.reason;
+    pending = [token];
+    yield { type: 'token', ...choice, text: step.text };
+  }
+  const held = reason === 'aborted' || reason === 'context-full' ? criteria.flush() : '';
+  const tail = reason === 'stop-string' ? '' : held + decoder.flush();
+  text += tail;
+  const timings: GenerationTimings = {
+    timeToFirstTokenMs: firstTokenMs,
+    prefillMs,
+    decodeMs,
+    prefillTokensPerSecond: perSecond(prompt.length - reused, prefillMs),
+    decodeTokensPerSecond: perSecond(Math.max(0, tokens.length - 1), decodeMs),
+  };
+  yield {
+    type: 'done',
+    text: tail,
+    stats: { stopReason: reason, promptTokens: prompt, reusedTokens: reused, tokens, text, timings },
+  };
+}

@@ -1,0 +1,67 @@
+import { type ResolvedSamplerConfig, Sampler, type SamplerConfig, type TokenLogprob } from '@loom/sampler';
+import { argmax, type Tensor } from '@loom/tensor';
+
+/** The token chosen from one row of logits. */
+export interface Choice {
+  readonly token: number;
+  /** log p(token) after bias and penalties (absent on the greedy device path, which reads no logits). */
+  readonly logprob?: number;
+  /** The likeliest alternatives, when `topLogprobs` asks for them. */
+  readonly top?: readonly TokenLogprob[];
+  /** The logits row the token was chosen from, when asked for. */
+  readonly logits?: Float32Array;
+}
+
+/** Plain greedy decoding: nothing but the argmax matters, so the device can compute it. */
+function isPlainGreedy(config: ResolvedSamplerConfig): boolean {
+  return (
+    config.temperature === 0 &&
+    config.logitBias.size === 0 &&
+    config.repetitionPenalty === 1 &&
+    config.frequencyPenalty === 0 &&
+    config.presencePenalty === 0 &&
+    config.topLogprobs === 0
+  );
+}
+
+/**
+ * Chooses each next token. Plain greedy decoding (temperature 0, no bias, penalties or log-probabilities) takes
+ * the argmax on the device and reads back one int32, 4 bytes per token; anything else reads the logits row into a
+ * Float32Array for `@loom/sampler`, whose seeded generator gives the same tokens on every backend.
+ */
+export class TokenChooser {
+  readonly sampler: Sampler;
+  readonly onDevice: boolean;
+
+  constructor(
+    config: SamplerConfig,
+    private readonly withLogits = false,
+  ) {
+    this.sampler = new Sampler(config);
+    this.onDevice = isPlainGreedy(this.sampler.config) && !withLogits;
+  }
+
+  /** Tokens the penalties should count (the prompt). */
+  observe(tokens: readonly number[]): void {
+    this.sampler.observe(tokens);
+  }
+
+  /** The next token from logits [vocabSize] (left for the caller to dispose). */
+  async choose(logits: Tensor): Promise<Choice> {
+    if (this.onDevice) {
+      const id = argmax(logits); // [] i32
+      try {
+        const [token] = await id.data();
+        return { token };
+      } finally {
+        id.dispose();
+      }
+    }
+    const row = await logits.data();
+    if (!(row instanceof Float32Array)) {
+      throw new Error(`TokenChooser: expected float32 logits, got ${logits.dtype}`);
+    }
+    const { token, logprob, top } = this.sampler.sample(row);
+    return { token, logprob, ...(top ? { top } : {}), ...(this.withLogits ? { logits: row } : {}) };
+  }
+}

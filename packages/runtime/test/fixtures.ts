@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CpuBackend } from '@loom/backend-cpu';
+import { type LoadedModel, loadModelFile, transformerFromTensors } from '@loom/models';
+import type { TransformerLM } from '@loom/nn';
+import { type Backend, scope, setBackend, tensor } from '@loom/tensor';
+import { loadTokenizer, type Tokenizer } from '@loom/tokenizer';
+import { type GenerationEvent, type GenerationStats, TextGenerator } from '../src/index';
+import { nodeBackend } from './node-gpu';
+
+/** The shared data folder, `../shared/data` beside the repository. */
+export const dataDir = fileURLToPath(new URL('../../../../shared/data/', import.meta.url));
+export const modelPath = `${dataDir}models/stories260K.bin`;
+export const tokenizerPath = `${dataDir}models/tok512.bin`;
+
+export interface GoldenGreedy {
+  prompt: string;
+  steps: number;
+  text: string;
+  prompt_tokens: number[];
+  sequence: number[];
+}
+
+export interface Golden {
+  greedy: GoldenGreedy[];
+  logits: { text: string; tokens: number[]; logits: number[][] }[];
+}
+
+export const golden: Golden = JSON.parse(readFileSync(`${dataDir}golden/stories260K.json`, 'utf8'));
+
+let weights: LoadedModel | undefined;
+let tokenizer: Tokenizer | undefined;
+
+/** stories260K and tok512, read once per test file. */
+export function stories(backend: Backend): TextGenerator {
+  weights ??= loadModelFile(modelPath);
+  tokenizer ??= loadTokenizer(readFileSync(tokenizerPath), tokenizerPath);
+  setBackend(backend);
+  return new TextGenerator(transformerFromTensors(weights, modelPath), tokenizer);
+}
+
+export type BackendName = 'cpu' | 'webgpu';
+export const backendNames: readonly BackendName[] = ['cpu', 'webgpu'];
+
+const cpu = new CpuBackend();
+
+/** The backend of that name, or undefined when WebGPU has no adapter here (the tests then skip). */
+export async function backendNamed(name: BackendName): Promise<Backend | undefined> {
+  return name === 'cpu' ? cpu : nodeBackend();
+}
+
+/** Every event of a stream, and the summary of its `done` event. */
+export async function collect(
+  events: AsyncIterable<GenerationEvent>,
+): Promise<{ events: GenerationEvent[]; stats: GenerationStats }> {
+  const all: GenerationEvent[] = [];
+  for await (const event of events) all.push(event);
+  const last = all[all.length - 1];
+  if (last?.type !== 'done') throw new Error('the stream ended without a done event');
+  return { events: all, stats: last.stats };
+}
+
+/** The logits after the last of `tokens`, recomputed by a full forward pass without a cache. */
+export async function recomputed(model: TransformerLM, tokens: readonly number[]): Promise<Float32Array> {
+  const { vocabSize } = model.config;
+  const row = scope(() =>
+    model
+      .forward(tensor(Int32Array.from(tokens), [1, tokens.length], { backend: model.backend }))
+      .slice([0, tokens.length - 1, 0], [1, 1, vocabSize]),
+  );
+  const values = await row.data();
+  row.dispose();
+  if (!(values instanceof Float32Array)) throw new Error('expected float32 logits');
+  return values;
+}
+
+/** Largest absolute difference of two rows. */
+export function maxDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`rows of ${a.length} and ${b.length} values`);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+  return worst;
+}
