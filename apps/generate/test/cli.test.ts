@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { NO_ADAPTER_MESSAGE } from '@loom/backend-webgpu';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli';
+
+/** The repository root, as pnpm passes it in INIT_CWD when the root script runs. */
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const model = '../shared/data/models/stories260K.bin';
+const tokenizer = '../shared/data/models/tok512.bin';
+const golden: { greedy: { text: string; sequence: number[]; prompt_tokens: number[] }[] } = JSON.parse(
+  readFileSync(
+    fileURLToPath(new URL('../../../../shared/data/golden/stories260K.json', import.meta.url)),
+    'utf8',
+  ),
+);
+
+async function cli(...argv: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const status = await runCli(argv, {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    env: { INIT_CWD: root },
+  });
+  return { status, stdout, stderr };
+}
+
+describe('pnpm generate', () => {
+  it('streams the reference story greedily, prompt first, with a summary on stderr', async () => {
+    const { status, stdout, stderr } = await cli(
+      ...['--model', model, '--tokenizer', tokenizer, '--prompt', 'Once upon a time'],
+      ...['--temperature', '0', '--max-tokens', '196'],
+    );
+    expect(status).toBe(0);
+    expect(stdout).toBe(`${golden.greedy[0].text}\n`);
+    expect(stderr).toMatch(
+      /^196 tokens, stop: max-tokens; prefill 5 tokens at [\d.]+ tok\/s, decode [\d.]+ tok\/s/,
+    );
+  });
+
+  it('prints one JSON object with tokens, text, stop reason and timings', async () => {
+    const { status, stdout } = await cli(
+      ...['--model', model, '--tokenizer', tokenizer, '--prompt', 'Lily and Tom', '--json'],
+      ...['--temperature', '0', '--max-tokens', '30', '--stop', 'park'],
+    );
+    expect(status).toBe(0);
+    const result = JSON.parse(stdout);
+    const [, reference] = golden.greedy;
+    expect(result.promptTokens).toEqual(reference.prompt_tokens);
+    expect(result.tokens).toEqual(reference.sequence.slice(5, 5 + result.tokens.length));
+    expect(result).toMatchObject({
+      text: ' were playing in the ',
+      stopReason: 'stop-string',
+      backend: 'cpu',
+    });
+    expect(Object.keys(result.timings)).toEqual(
+      expect.arrayContaining(['prefillTokensPerSecond', 'decodeTokensPerSecond', 'timeToFirstTokenMs']),
+    );
+  });
+
+  it('gives the same greedy tokens on WebGPU (skipped without an adapter, except on CI)', async () => {
+    const { status, stdout, stderr } = await cli(
+      ...['--model', model, '--tokenizer', tokenizer, '--prompt', 'Once upon a time'],
+      ...['--temperature', '0', '--max-tokens', '60', '--backend', 'webgpu', '--json'],
+    );
+    if (stderr.includes(NO_ADAPTER_MESSAGE) && process.env.CI !== 'true') {
+      console.warn(`skipping the WebGPU run: ${NO_ADAPTER_MESSAGE}`);
+      return;
+    }
+    expect(status).toBe(0);
+    expect(JSON.parse(stdout).tokens).toEqual(golden.greedy[0].sequence.slice(5, 65));
+  });
+
+  it('samples the same tokens for the same seed', async () => {
+    const run = () =>
+      cli('--model', model, '--tokenizer', tokenizer, '--seed', '5', '--max-tokens', '20', '--json');
+    const [a, b] = [JSON.parse((await run()).stdout), JSON.parse((await run()).stdout)];
+    expect(a.seed).toBe(5);
+    expect(a.tokens).toEqual(b.tokens);
+  });
+
+  it('names missing files, a mismatched tokenizer and a prompt longer than the context', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--model', 'nope.bin'], /--model nope\.bin \(.*nope\.bin\): no such file or directory/],
+      [
+        ['--model', model, '--tokenizer', 'nope.bin'],
+        /--tokenizer nope\.bin \(.*\): cannot read it \(ENOENT\)/,
+      ],
+      [
+        ['--model', model],
+        /--tokenizer: not given, and there is no tokenizer\.json or tokenizer\.bin beside/,
+      ],
+      [
+        ['--model', model, '--tokenizer', '../shared/data/gpt2/r50k_base.tiktoken'],
+        /the tokenizer has 50257 tokens but the model's vocabulary has 512/,
+      ],
+      [
+        ['--model', model, '--tokenizer', tokenizer, '--prompt', 'a cat sat. '.repeat(200)],
+        /the prompt has \d+ tokens but the context holds 512 positions/,
+      ],
+    ];
+    for (const [argv, message] of cases) {
+      const { status, stderr } = await cli(...argv);
+      expect(status).toBe(1);
+      expect(stderr).toMatch(message);
+    }
+  });
+
+  it('explains bad flags with the usage', async () => {
+    for (const [argv, message] of [
+      [['--prompt', 'x'], /--model: required/],
+      [['--model', model, '--backend', 'tpu'], /--backend: expected cpu or webgpu, got "tpu"/],
+      [['--model', model, '--max-tokens', '1.5'], /--max-tokens: expected an integer, got "1.5"/],
+      [['--model', model, '--tokenizer', tokenizer, '--top-p', '2'], /--top-p: topP must be in \(0, 1\]/],
+      [['--model', model, '--frobnicate'], /unknown argument "--frobnicate"/],
+    ] as const) {
+      const { status, stderr } = await cli(...argv);
+      expect(status).toBe(2);
+      expect(stderr).toMatch(message);
+    }
+    expect((await cli('--help')).stdout).toMatch(/^usage: pnpm generate --model PATH --prompt TEXT/);
+  });
+});
