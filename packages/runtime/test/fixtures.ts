@@ -5,8 +5,8 @@ import { type LoadedModel, loadModelFile, transformerFromTensors } from '@loom/m
 import type { TransformerLM } from '@loom/nn';
 import { type Backend, scope, setBackend, tensor } from '@loom/tensor';
 import { loadTokenizer, type Tokenizer } from '@loom/tokenizer';
+import { webgpuForTests } from '@loom/webgpu-node';
 import { type GenerationEvent, type GenerationStats, TextGenerator } from '../src/index';
-import { nodeBackend } from './node-gpu';
 
 /** The shared data folder, `../shared/data` beside the repository. */
 export const dataDir = fileURLToPath(new URL('../../../../shared/data/', import.meta.url));
@@ -46,7 +46,7 @@ const cpu = new CpuBackend();
 
 /** The backend of that name, or undefined when WebGPU has no adapter here (the tests then skip). */
 export async function backendNamed(name: BackendName): Promise<Backend | undefined> {
-  return name === 'cpu' ? cpu : nodeBackend();
+  return name === 'cpu' ? cpu : webgpuForTests();
 }
 
 /** Every event of a stream, and the summary of its `done` event. */
