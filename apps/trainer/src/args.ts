@@ -1,0 +1,400 @@
+import { resolve } from 'node:path';
+import {
+  BACKENDS,
+  type GivenOptions,
+  NONFINITE_POLICIES,
+  PRESETS,
+  TOKENIZERS,
+  type TrainOptions,
+} from './options';
+
+/** A command line that cannot be understood; the CLI prints the usage after it. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** What a command line asks for. */
+export type Command = { readonly kind: 'help' } | { readonly kind: 'train'; readonly given: GivenOptions };
+
+/** Whether a resumed run may change an option: those that shape the model, data or optimisation may not. */
+type OnResume = 'fixed' | 'adjustable';
+
+interface Flag {
+  readonly name: string;
+  /** Placeholder of the value in the usage text. */
+  readonly value: string;
+  readonly help: string;
+  readonly onResume: OnResume;
+  /** Turns the raw value into options; throws a UsageError naming the flag. */
+  readonly read: (raw: string, baseDir: string) => GivenOptions;
+  /** The option's value, written back as this flag's value. */
+  readonly get: (o: TrainOptions) => string | number | undefined;
+}
+
+function number(name: string, raw: string): number {
+  const value = raw.trim() === '' ? Number.NaN : Number(raw);
+  if (!Number.isFinite(value))
+    throw new UsageError(`--${name}: expected a number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function integer(name: string, raw: string, min: number, max: number): number {
+  const value = number(name, raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer in ${min}..${max}`;
+    throw new UsageError(`--${name}: expected ${range}, got ${raw}`);
+  }
+  return value;
+}
+
+/** A number in [min, max), or in (0, max) when `min` is 'positive'. */
+function ranged(name: string, raw: string, min: number | 'positive', max: number): number {
+  const value = number(name, raw);
+  const low = min === 'positive' ? value <= 0 : value < min;
+  if (low || value >= max) {
+    const range = min === 'positive' ? `> 0 and < ${max}` : `in [${min}, ${max})`;
+    throw new UsageError(`--${name}: expected a number ${range}, got ${raw}`);
+  }
+  return value;
+}
+
+function choice<T extends string>(name: string, raw: string, choices: readonly T[]): T {
+  const found = choices.find((c) => c === raw);
+  if (found === undefined)
+    throw new UsageError(`--${name}: expected one of ${choices.join(', ')}, got ${raw}`);
+  return found;
+}
+
+interface Spec<T extends string | number> {
+  readonly help: string;
+  readonly onResume: OnResume;
+  readonly set: (value: T) => GivenOptions;
+  readonly get: (o: TrainOptions) => T | undefined;
+}
+
+function flag<T extends string | number>(
+  name: string,
+  value: string,
+  spec: Spec<T>,
+  parse: (raw: string, base: string) => T,
+): Flag {
+  return {
+    name,
+    value,
+    help: spec.help,
+    onResume: spec.onResume,
+    get: spec.get,
+    read: (raw, base) => spec.set(parse(raw, base)),
+  };
+}
+
+function int(name: string, spec: Spec<number> & { readonly min: number; readonly max?: number }): Flag {
+  return flag(name, 'N', spec, (raw) => integer(name, raw, spec.min, spec.max ?? Number.MAX_SAFE_INTEGER));
+}
+
+function real(
+  name: string,
+  spec: Spec<number> & { readonly min: number | 'positive'; readonly max?: number },
+): Flag {
+  return flag(name, 'X', spec, (raw) => ranged(name, raw, spec.min, spec.max ?? Number.POSITIVE_INFINITY));
+}
+
+function oneOf<T extends string>(name: string, choices: readonly T[], spec: Spec<T>): Flag {
+  return flag(name, choices.join('|'), spec, (raw) => choice(name, raw, choices));
+}
+
+function path(name: string, value: string, spec: Spec<string>): Flag {
+  return flag(name, value, spec, (raw, base) => resolve(base, raw));
+}
+
+const fixed = 'fixed';
+const adjustable = 'adjustable';
+
+/** Every flag, in the order the usage lists them. */
+const FLAGS: readonly Flag[] = [
+  path('data', 'FILE', {
+    help: 'UTF-8 text to train on (first 90% train, last 10% val); default: generated stories',
+    onResume: adjustable,
+    set: (data) => ({ data }),
+    get: (o) => o.data,
+  }),
+  oneOf('tokenizer', TOKENIZERS, {
+    help: 'character-level (default), or a byte-level BPE trained on the training split',
+    onResume: fixed,
+    set: (tokenizer) => ({ tokenizer }),
+    get: (o) => o.tokenizer,
+  }),
+  int('vocab-size', {
+    help: 'vocabulary size of --tokenizer bpe (default 512)',
+    min: 257,
+    onResume: fixed,
+    set: (vocabSize) => ({ vocabSize }),
+    get: (o) => o.vocabSize,
+  }),
+  oneOf('preset', PRESETS, {
+    help: 'model family (default gpt2)',
+    onResume: fixed,
+    set: (preset) => ({ preset }),
+    get: (o) => o.preset,
+  }),
+  int('layers', {
+    help: 'decoder blocks (default 2)',
+    min: 1,
+    onResume: fixed,
+    set: (layers) => ({ layers }),
+    get: (o) => o.layers,
+  }),
+  int('heads', {
+    help: 'attention heads (default 4)',
+    min: 1,
+    onResume: fixed,
+    set: (heads) => ({ heads }),
+    get: (o) => o.heads,
+  }),
+  int('kv-heads', {
+    help: 'key/value heads, llama only (default: --heads)',
+    min: 1,
+    onResume: fixed,
+    set: (kvHeads) => ({ kvHeads }),
+    get: (o) => o.kvHeads,
+  }),
+  int('dim', {
+    help: 'model width (default 64)',
+    min: 1,
+    onResume: fixed,
+    set: (dim) => ({ dim }),
+    get: (o) => o.dim,
+  }),
+  int('block', {
+    help: 'context length in tokens (default 64)',
+    min: 1,
+    onResume: fixed,
+    set: (block) => ({ block }),
+    get: (o) => o.block,
+  }),
+  int('batch', {
+    help: 'sequences per micro-batch (default 12)',
+    min: 1,
+    onResume: fixed,
+    set: (batch) => ({ batch }),
+    get: (o) => o.batch,
+  }),
+  int('grad-accum', {
+    help: 'micro-batches averaged into each update (default 1)',
+    min: 1,
+    onResume: fixed,
+    set: (gradAccum) => ({ gradAccum }),
+    get: (o) => o.gradAccum,
+  }),
+  real('lr', {
+    help: 'peak learning rate (default 3e-3)',
+    min: 'positive',
+    onResume: fixed,
+    set: (lr) => ({ lr }),
+    get: (o) => o.lr,
+  }),
+  real('min-lr', {
+    help: 'floor of the cosine decay (default 3e-4)',
+    min: 0,
+    onResume: fixed,
+    set: (minLr) => ({ minLr }),
+    get: (o) => o.minLr,
+  }),
+  int('warmup', {
+    help: 'steps of linear warm-up (default 30)',
+    min: 0,
+    onResume: fixed,
+    set: (warmup) => ({ warmup }),
+    get: (o) => o.warmup,
+  }),
+  int('iters', {
+    help: 'optimizer steps; the cosine reaches --min-lr there (default 300)',
+    min: 1,
+    onResume: adjustable,
+    set: (iters) => ({ iters }),
+    get: (o) => o.iters,
+  }),
+  real('weight-decay', {
+    help: 'AdamW decoupled weight decay (default 0.1)',
+    min: 0,
+    onResume: fixed,
+    set: (weightDecay) => ({ weightDecay }),
+    get: (o) => o.weightDecay,
+  }),
+  real('beta1', {
+    help: 'AdamW beta1 (default 0.9)',
+    min: 0,
+    max: 1,
+    onResume: fixed,
+    set: (beta1) => ({ beta1 }),
+    get: (o) => o.beta1,
+  }),
+  real('beta2', {
+    help: 'AdamW beta2 (default 0.99)',
+    min: 0,
+    max: 1,
+    onResume: fixed,
+    set: (beta2) => ({ beta2 }),
+    get: (o) => o.beta2,
+  }),
+  real('clip', {
+    help: 'clip the global gradient norm to this; 0: no clipping (default 1)',
+    min: 0,
+    onResume: fixed,
+    set: (clip) => ({ clip }),
+    get: (o) => o.clip,
+  }),
+  real('dropout', {
+    help: 'dropout probability (default 0)',
+    min: 0,
+    max: 1,
+    onResume: fixed,
+    set: (dropout) => ({ dropout }),
+    get: (o) => o.dropout,
+  }),
+  int('seed', {
+    help: 'seed of the weights, data order, dropout and sampling (default 1337)',
+    min: 0,
+    max: 2 ** 32 - 1,
+    onResume: fixed,
+    set: (seed) => ({ seed }),
+    get: (o) => o.seed,
+  }),
+  oneOf('backend', BACKENDS, {
+    help: 'where to compute (default cpu)',
+    onResume: adjustable,
+    set: (backend) => ({ backend }),
+    get: (o) => o.backend,
+  }),
+  int('eval-every', {
+    help: 'steps between evaluations; 0: only at the end (default 100)',
+    min: 0,
+    onResume: adjustable,
+    set: (evalEvery) => ({ evalEvery }),
+    get: (o) => o.evalEvery,
+  }),
+  int('eval-batches', {
+    help: 'batches per loss estimate (default 20)',
+    min: 1,
+    onResume: adjustable,
+    set: (evalBatches) => ({ evalBatches }),
+    get: (o) => o.evalBatches,
+  }),
+  int('ckpt-every', {
+    help: 'steps between checkpoints; 0: only at the end (default 0)',
+    min: 0,
+    onResume: adjustable,
+    set: (ckptEvery) => ({ ckptEvery }),
+    get: (o) => o.ckptEvery,
+  }),
+  path('out', 'DIR', {
+    help: 'checkpoint, log and loss-curve directory (default out/latest; with --resume, that directory)',
+    onResume: adjustable,
+    set: (out) => ({ out }),
+    get: (o) => o.out,
+  }),
+  path('resume', 'DIR', {
+    help: 'continue the run saved in this checkpoint directory',
+    onResume: adjustable,
+    set: (resume) => ({ resume }),
+    get: (o) => o.resume,
+  }),
+  oneOf('on-nonfinite', NONFINITE_POLICIES, {
+    help: 'on a NaN/Inf loss or gradient norm: stop the run (default) or skip the update',
+    onResume: adjustable,
+    set: (onNonfinite) => ({ onNonfinite }),
+    get: (o) => o.onNonfinite,
+  }),
+  int('sample-tokens', {
+    help: 'tokens to generate after training; 0: none (default 300)',
+    min: 0,
+    onResume: adjustable,
+    set: (sampleTokens) => ({ sampleTokens }),
+    get: (o) => o.sampleTokens,
+  }),
+  real('temperature', {
+    help: 'sampling temperature; 0: greedy (default 0.8)',
+    min: 0,
+    onResume: adjustable,
+    set: (temperature) => ({ temperature }),
+    get: (o) => o.temperature,
+  }),
+  flag<string>(
+    'prompt',
+    'TEXT',
+    {
+      help: 'start of the sample (default: "Once upon a time" for the stories, else a newline)',
+      onResume: adjustable,
+      set: (prompt) => ({ prompt }),
+      get: (o) => o.prompt,
+    },
+    (raw) => {
+      if (raw === '') throw new UsageError('--prompt: expected some text, got an empty string');
+      return raw;
+    },
+  ),
+];
+
+export const USAGE = [
+  'usage: pnpm train [flags]     (no flags: a small demo run on generated short stories)',
+  '',
+  ...FLAGS.map((f) => `  --${`${f.name} ${f.value}`.padEnd(24)} ${f.help}`),
+  `  ${'--help'.padEnd(26)} this text`,
+  '',
+  'example (the reference run):',
+  '  pnpm train --data ../shared/data/tinyshakespeare.txt --preset gpt2 --layers 4 --heads 4 --dim 128 \\',
+  '    --block 64 --batch 12 --lr 1e-3 --min-lr 1e-4 --beta2 0.99 --weight-decay 0.1 --warmup 100 \\',
+  '    --iters 2000 --clip 1 --dropout 0 --eval-every 250',
+].join('\n');
+
+/**
+ * Parses `--flag value` and `--flag=value` arguments; relative paths resolve against `baseDir`
+ * (where the user ran pnpm). Every flag may appear once.
+ */
+export function parseArgs(argv: readonly string[], baseDir: string): Command {
+  let given: GivenOptions = {};
+  const seen = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--') continue;
+    if (arg === '--help' || arg === '-h') return { kind: 'help' };
+    if (!arg.startsWith('--'))
+      throw new UsageError(`unexpected argument ${JSON.stringify(arg)}; flags start with --`);
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    const flag = FLAGS.find((f) => f.name === name);
+    if (!flag) throw new UsageError(`unknown flag --${name}`);
+    if (seen.has(name)) throw new UsageError(`--${name} is given twice`);
+    seen.add(name);
+    const raw = eq < 0 ? argv[++i] : arg.slice(eq + 1);
+    if (raw === undefined) throw new UsageError(`--${name}: expected a value (${flag.value})`);
+    given = { ...given, ...flag.read(raw, baseDir) };
+  }
+  return { kind: 'train', given };
+}
+
+/** Flags that reproduce `options` exactly (numbers print as the shortest text that reads back the same). */
+export function optionsToArgs(options: TrainOptions): string[] {
+  return FLAGS.flatMap((flag) => {
+    const value = flag.get(options);
+    return value === undefined ? [] : [`--${flag.name}`, String(value)];
+  });
+}
+
+/**
+ * Options of a resumed run: the saved ones, with the adjustable flags given now applied.
+ * Changing a fixed one (the model, the data order, the optimisation) is refused, naming it.
+ */
+export function mergeResumed(saved: TrainOptions, given: GivenOptions): TrainOptions {
+  const merged = { ...saved, ...given };
+  const changed = FLAGS.filter((f) => f.onResume === 'fixed' && f.get(merged) !== f.get(saved)).map(
+    (f) => `--${f.name} ${f.get(merged)} (the checkpoint has ${f.get(saved)})`,
+  );
+  if (changed.length > 0) {
+    throw new UsageError(
+      `a resumed run keeps the model, data order and optimisation of its checkpoint; these differ: ${changed.join(', ')}. ` +
+        'Drop them, or start a new run with a different --out',
+    );
+  }
+  return merged;
+}

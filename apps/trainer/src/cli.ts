@@ -1,0 +1,35 @@
+import { parseArgs, USAGE, UsageError } from './args';
+import type { TrainIO } from './io';
+import { OptionsError } from './options';
+import { train } from './train';
+
+export interface CliContext {
+  /** Where relative paths start: the directory pnpm was run in. */
+  readonly baseDir: string;
+  /** Aborted on Ctrl-C: the run checkpoints and stops. */
+  readonly signal?: AbortSignal;
+}
+
+/** Exit status of an interrupted run, as shells report Ctrl-C. */
+export const EXIT_INTERRUPTED = 130;
+
+/** The `pnpm train` command: parses the flags, trains, and returns the exit status. */
+export async function main(argv: readonly string[], io: TrainIO, context: CliContext): Promise<number> {
+  try {
+    const command = parseArgs(argv, context.baseDir);
+    if (command.kind === 'help') {
+      io.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    const result = await train(command.given, context.baseDir, io, { signal: context.signal });
+    return result.end === 'interrupted' ? EXIT_INTERRUPTED : 0;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr.write(`train: ${message}\n`);
+    if (error instanceof UsageError) {
+      io.stderr.write('run pnpm train --help for the list of flags\n');
+      return 2;
+    }
+    return error instanceof OptionsError ? 2 : 1;
+  }
+}

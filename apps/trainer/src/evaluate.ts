@@ -1,0 +1,47 @@
+import type { TransformerLM } from '@loom/nn';
+import { keep, scope, type Tensor, tensor } from '@loom/tensor';
+import { type Batch, drawBatch } from './batches';
+import type { StreamName } from './random';
+
+/** Mean loss of the model over `batches`, in evaluation mode (no dropout, no gradients); one read-back. */
+export async function meanLoss(model: TransformerLM, batches: readonly Batch[]): Promise<number> {
+  const wasTraining = model.training;
+  model.eval();
+  let sum: Tensor | undefined;
+  try {
+    for (const batch of batches) {
+      const previous = sum;
+      sum = keep(
+        scope(() => {
+          const shape = [batch.rows, batch.block];
+          const loss = model.loss(
+            tensor(batch.inputs, shape, { dtype: 'i32' }),
+            tensor(batch.targets, shape, { dtype: 'i32' }),
+          );
+          return previous ? previous.add(loss) : loss;
+        }),
+      );
+      previous?.dispose();
+    }
+    if (!sum) throw new Error('meanLoss: expected at least one batch, got none');
+    return (await sum.item()) / batches.length;
+  } finally {
+    sum?.dispose();
+    model.train(wasTraining);
+  }
+}
+
+/**
+ * The fixed evaluation batches of a split: the same every evaluation (drawn from their own
+ * stream), so successive estimates differ only by what the model learned.
+ */
+export function evalBatches(
+  tokens: Int32Array,
+  seed: number,
+  stream: Extract<StreamName, 'evalTrain' | 'evalVal'>,
+  count: number,
+  rows: number,
+  block: number,
+): Batch[] {
+  return Array.from({ length: count }, (_, i) => drawBatch(tokens, seed, stream, i, rows, block));
+}

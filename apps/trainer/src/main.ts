@@ -1,0 +1,17 @@
+import { EXIT_INTERRUPTED, main } from './cli';
+
+const controller = new AbortController();
+process.once('SIGINT', () => {
+  process.stderr.write('\nstopping after this step to save a checkpoint (Ctrl-C again quits at once)\n');
+  controller.abort();
+  process.once('SIGINT', () => process.exit(EXIT_INTERRUPTED));
+});
+
+const status = await main(
+  process.argv.slice(2),
+  { stdout: process.stdout, stderr: process.stderr },
+  { baseDir: process.env.INIT_CWD ?? process.cwd(), signal: controller.signal },
+);
+// Exit explicitly once stdout is flushed: the CPU backend's worker threads and dawn.node can
+// keep the event loop alive after the work is done.
+process.stdout.write('', () => process.exit(status));

@@ -1,0 +1,74 @@
+import { valueAndGrad } from '@loom/autograd';
+import { clipGradNorm, GradAccumulator, type Optimizer, type TransformerLM } from '@loom/nn';
+import { concat, keep, scope, type Tensor, tensor } from '@loom/tensor';
+import type { Batch } from './batches';
+
+/** What one optimizer step did. */
+export type StepOutcome =
+  | { readonly kind: 'updated'; readonly loss: number; readonly gradNorm: number }
+  /** The loss or gradient norm was NaN or infinite; the weights and optimizer state were not touched. */
+  | { readonly kind: 'nonfinite'; readonly loss: number; readonly gradNorm: number };
+
+export interface StepInput {
+  readonly model: TransformerLM;
+  readonly params: readonly Tensor[];
+  readonly optimizer: Optimizer;
+  /** Micro-batches whose gradients are averaged. */
+  readonly batches: readonly Batch[];
+  readonly lr: number;
+  /** Maximum global gradient norm; 0: no clipping. */
+  readonly clip: number;
+}
+
+/** Loss and gradients of one micro-batch (the caller disposes them). */
+function lossAndGrads(
+  model: TransformerLM,
+  params: readonly Tensor[],
+  batch: Batch,
+): { loss: Tensor; grads: Tensor[] } {
+  const shape = [batch.rows, batch.block];
+  const inputs = tensor(batch.inputs, shape, { dtype: 'i32' });
+  const targets = tensor(batch.targets, shape, { dtype: 'i32' });
+  const { value, grads } = valueAndGrad(() => model.loss(inputs, targets), params);
+  inputs.dispose();
+  targets.dispose();
+  return { loss: value, grads };
+}
+
+/** Mean loss and gradients over the micro-batches (the caller disposes them). */
+function meanLossAndGrads(input: StepInput): { loss: Tensor; grads: Tensor[] } {
+  const { model, params, batches } = input;
+  if (batches.length === 0) throw new Error('trainStep: expected at least one micro-batch, got none');
+  if (batches.length === 1) return lossAndGrads(model, params, batches[0]);
+  const accumulator = new GradAccumulator();
+  let lossSum: Tensor | undefined;
+  for (const batch of batches) {
+    const { loss, grads } = lossAndGrads(model, params, batch);
+    accumulator.add(grads);
+    for (const g of grads) g.dispose();
+    const previous = lossSum;
+    lossSum = keep(previous ? previous.add(loss) : loss.add(0));
+    previous?.dispose();
+    loss.dispose();
+  }
+  const loss = keep(lossSum!.div(batches.length));
+  lossSum!.dispose();
+  return { loss, grads: accumulator.take() };
+}
+
+/**
+ * One update: forward and backward over the micro-batches, gradient clipping, then AdamW —
+ * but only when the loss and the gradient norm are finite. Both are read back together in
+ * one transfer; the update is applied after that check, so a NaN never reaches the weights.
+ */
+export async function trainStep(input: StepInput): Promise<StepOutcome> {
+  const { loss, grads } = meanLossAndGrads(input);
+  const clipped = clipGradNorm(grads, input.clip > 0 ? input.clip : Number.POSITIVE_INFINITY);
+  const both = scope(() => concat([loss.reshape([1]), clipped.norm.reshape([1])]));
+  const [lossValue, gradNorm] = await both.data();
+  for (const t of [both, loss, clipped.norm, ...grads]) t.dispose();
+  const finite = Number.isFinite(lossValue) && Number.isFinite(gradNorm);
+  if (finite) input.optimizer.step(input.params, clipped.grads, input.lr);
+  for (const g of clipped.grads) g.dispose();
+  return { kind: finite ? 'updated' : 'nonfinite', loss: lossValue, gradNorm };
+}
