@@ -1,22 +1,12 @@
 import { CpuBackend } from '@loom/backend-cpu';
-import { WebGPUBackend } from '@loom/backend-webgpu';
 import type { Backend } from '@loom/tensor';
 import type { BackendName } from './options';
 
-/**
- * dawn.node's GPU object. It must stay referenced for the whole process (once collected,
- * dawn.node crashes at random), so it lives here and is made once.
- */
-let nodeGpu: GPU | undefined;
-
+/** The process-wide dawn.node backend, loaded only when asked for (CPU runs never load dawn.node). */
 async function webgpu(): Promise<Backend> {
-  if (!nodeGpu) {
-    const { create, globals } = await import('webgpu');
-    Object.assign(globalThis, globals);
-    nodeGpu = create([]);
-  }
+  const { requireNodeWebGPU } = await import('@loom/webgpu-node');
   try {
-    return await WebGPUBackend.create({ gpu: nodeGpu });
+    return await requireNodeWebGPU();
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`--backend webgpu: ${reason}; or train with --backend cpu`);
