@@ -1,7 +1,10 @@
 import type { DataId, Tensor, TensorInfo } from '@loom/tensor';
 
-/** Input gradients of one recorded op, given the gradient of its output (undefined: no gradient). */
-export type BackwardFn = (grad: Tensor) => readonly (Tensor | undefined)[];
+/**
+ * Input gradients of one recorded op, given the gradient of its output and which inputs need
+ * one (`needs[i]`); an input that needs none may get undefined, and rules skip its work.
+ */
+export type BackwardFn = (grad: Tensor, needs: readonly boolean[]) => readonly (Tensor | undefined)[];
 
 /** One recorded op: what it read, what it wrote, and how to send gradients back. */
 export interface TapeNode {

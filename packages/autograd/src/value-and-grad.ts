@@ -31,7 +31,8 @@ function backward(tape: Tape, value: Tensor, watched: ReadonlySet<DataId>): Map<
     const outId = node.output.id;
     const g = grads.get(outId);
     if (g) {
-      const inputGrads = scope(() => node.backward(g.reshape(node.output.shape)));
+      const needs = node.inputs.map((input) => tape.requiresGrad.has(input.id));
+      const inputGrads = scope(() => node.backward(g.reshape(node.output.shape), needs));
       inputGrads.forEach((gi, j) => {
         if (!gi) return;
         const input = node.inputs[j];

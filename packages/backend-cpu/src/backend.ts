@@ -18,7 +18,7 @@ import {
   type UnaryOp,
   uniformAt,
 } from '@loom/tensor';
-import { binaryFn, broadcastBinary, compareFns, forEachBroadcast } from './binary';
+import { binaryKernel, compareKernel, whereKernel } from './binary';
 import { attentionKernel } from './fused/attention';
 import { layernormKernel, rmsnormKernel } from './fused/norm';
 import { ropeKernel } from './fused/rope';
@@ -28,7 +28,7 @@ import { matmulInto } from './matmul';
 import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
 import { argmaxKernel, reduceKernel } from './reduce';
 import { CpuStorage } from './storage';
-import { unaryFns, unaryKernel } from './unary';
+import { silu, unaryKernel } from './unary';
 
 /** The reference backend: every kernel on host typed arrays, eagerly. */
 export class CpuBackend implements Backend {
@@ -55,7 +55,7 @@ export class CpuBackend implements Backend {
           const g = this.#f32(gate);
           const u = this.#f32(up);
           const out = o.f32;
-          for (let i = 0; i < g.length; i++) out[i] = unaryFns.silu(g[i]) * u[i];
+          for (let i = 0; i < g.length; i++) out[i] = silu(g[i]) * u[i];
         }),
       softmax: (x) =>
         this.#out('f32', sizeOf(x.shape), (o) => softmaxKernel(this.#f32(x), lastDim(x.shape), false, o.f32)),
@@ -143,28 +143,30 @@ export class CpuBackend implements Backend {
   }
 
   binary(op: BinaryOp, a: TensorInfo, b: TensorInfo, outShape: Shape): DataId {
-    const fn = binaryFn(op, a.dtype);
     return this.#out(a.dtype, sizeOf(outShape), (o) =>
-      broadcastBinary(fn, this.#values(a), a.shape, this.#values(b), b.shape, o.values, outShape),
+      binaryKernel(op, a.dtype, this.#values(a), a.shape, this.#values(b), b.shape, o.values, outShape),
     );
   }
 
   compare(op: CompareOp, a: TensorInfo, b: TensorInfo, outShape: Shape): DataId {
     return this.#out('i32', sizeOf(outShape), (o) =>
-      broadcastBinary(compareFns[op], this.#values(a), a.shape, this.#values(b), b.shape, o.values, outShape),
+      compareKernel(op, this.#values(a), a.shape, this.#values(b), b.shape, o.values, outShape),
     );
   }
 
   where(cond: TensorInfo, a: TensorInfo, b: TensorInfo, outShape: Shape): DataId {
-    return this.#out(a.dtype, sizeOf(outShape), (o) => {
-      const c = this.#values(cond);
-      const av = this.#values(a);
-      const bv = this.#values(b);
-      const out = o.values;
-      forEachBroadcast(outShape, [cond.shape, a.shape, b.shape], (i, off) => {
-        out[i] = c[off[0]] !== 0 ? av[off[1]] : bv[off[2]];
-      });
-    });
+    return this.#out(a.dtype, sizeOf(outShape), (o) =>
+      whereKernel(
+        this.#values(cond),
+        cond.shape,
+        this.#values(a),
+        a.shape,
+        this.#values(b),
+        b.shape,
+        o.values,
+        outShape,
+      ),
+    );
   }
 
   reduce(op: ReduceOp, x: TensorInfo, dims: ReduceDims): DataId {

@@ -1,78 +1,89 @@
-import {
-  type BinaryOp,
-  broadcastStrides,
-  type CompareOp,
-  type DType,
-  type HostArray,
-  type Shape,
-} from '@loom/tensor';
+import type { BinaryOp, CompareOp, DType, HostArray, Shape } from '@loom/tensor';
+import { forEachRow } from './broadcast-rows';
 
-type Fn = (a: number, b: number) => number;
+/** out[o + i] = a[ao + i·as] ⊕ b[bo + i·bs] for i < n. One function per op keeps each loop monomorphic. */
+type RowKernel = (
+  a: HostArray,
+  ao: number,
+  as: number,
+  b: HostArray,
+  bo: number,
+  bs: number,
+  out: HostArray,
+  o: number,
+  n: number,
+) => void;
 
-function intDiv(a: number, b: number): number {
-  return b === 0 ? a : Math.trunc(a / b);
-}
-
-/** Scalar function of each binary op per dtype (i32 results wrap like 32-bit integers). */
-export function binaryFn(op: BinaryOp, dtype: DType): Fn {
-  const int = dtype === 'i32';
-  switch (op) {
-    case 'add':
-      return (a, b) => a + b;
-    case 'sub':
-      return (a, b) => a - b;
-    case 'mul':
-      return int ? Math.imul : (a, b) => a * b;
-    case 'div':
-      return int ? intDiv : (a, b) => a / b;
-    case 'pow':
-      return Math.pow;
-    case 'max':
-      return (a, b) => (a > b || Number.isNaN(a) ? a : b);
-    case 'min':
-      return (a, b) => (a < b || Number.isNaN(a) ? a : b);
-  }
-}
-
-export const compareFns: Readonly<Record<CompareOp, Fn>> = {
-  eq: (a, b) => (a === b ? 1 : 0),
-  ne: (a, b) => (a !== b ? 1 : 0),
-  lt: (a, b) => (a < b ? 1 : 0),
-  le: (a, b) => (a <= b ? 1 : 0),
-  gt: (a, b) => (a > b ? 1 : 0),
-  ge: (a, b) => (a >= b ? 1 : 0),
+const f32Kernels: Readonly<Record<BinaryOp, RowKernel>> = {
+  add: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = a[ao + i * as] + b[bo + i * bs];
+  },
+  sub: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = a[ao + i * as] - b[bo + i * bs];
+  },
+  mul: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = a[ao + i * as] * b[bo + i * bs];
+  },
+  div: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = a[ao + i * as] / b[bo + i * bs];
+  },
+  pow: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = a[ao + i * as] ** b[bo + i * bs];
+  },
+  max: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) {
+      const x = a[ao + i * as];
+      const y = b[bo + i * bs];
+      out[o + i] = x > y || x !== x ? x : y;
+    }
+  },
+  min: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) {
+      const x = a[ao + i * as];
+      const y = b[bo + i * bs];
+      out[o + i] = x < y || x !== x ? x : y;
+    }
+  },
 };
 
-/**
- * Visits every element of `outShape` in row-major order, calling `visit(outIndex, offsets)`
- * with the offset of that element in each broadcast input.
- */
-export function forEachBroadcast(
-  outShape: Shape,
-  inputs: readonly Shape[],
-  visit: (i: number, offsets: Int32Array) => void,
-): void {
-  const rank = outShape.length;
-  const strides = inputs.map((s) => broadcastStrides(s, outShape));
-  const offsets = new Int32Array(inputs.length);
-  const index = new Int32Array(rank);
-  let total = 1;
-  for (const d of outShape) total *= d;
-  for (let i = 0; i < total; i++) {
-    visit(i, offsets);
-    for (let axis = rank - 1; axis >= 0; axis--) {
-      index[axis]++;
-      for (let j = 0; j < strides.length; j++) offsets[j] += strides[j][axis];
-      if (index[axis] < outShape[axis]) break;
-      for (let j = 0; j < strides.length; j++) offsets[j] -= strides[j][axis] * outShape[axis];
-      index[axis] = 0;
+/** i32 differs where integer arithmetic does: products wrap, division truncates (by 0 gives the dividend). */
+const i32Kernels: Readonly<Record<BinaryOp, RowKernel>> = {
+  ...f32Kernels,
+  mul: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = Math.imul(a[ao + i * as], b[bo + i * bs]);
+  },
+  div: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) {
+      const x = a[ao + i * as];
+      const y = b[bo + i * bs];
+      out[o + i] = y === 0 ? x : Math.trunc(x / y);
     }
-  }
-}
+  },
+};
 
-/** out = fn(a, b) with broadcasting; fast paths for equal shapes and a scalar operand. */
-export function broadcastBinary(
-  fn: Fn,
+const compareKernels: Readonly<Record<CompareOp, RowKernel>> = {
+  eq: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = a[ao + i * as] === b[bo + i * bs] ? 1 : 0;
+  },
+  ne: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = a[ao + i * as] !== b[bo + i * bs] ? 1 : 0;
+  },
+  lt: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = a[ao + i * as] < b[bo + i * bs] ? 1 : 0;
+  },
+  le: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = a[ao + i * as] <= b[bo + i * bs] ? 1 : 0;
+  },
+  gt: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = a[ao + i * as] > b[bo + i * bs] ? 1 : 0;
+  },
+  ge: (a, ao, as, b, bo, bs, out, o, n) => {
+    for (let i = 0; i < n; i++) out[o + i] = a[ao + i * as] >= b[bo + i * bs] ? 1 : 0;
+  },
+};
+
+function runRows(
+  kernel: RowKernel,
   a: HostArray,
   aShape: Shape,
   b: HostArray,
@@ -80,18 +91,52 @@ export function broadcastBinary(
   out: HostArray,
   outShape: Shape,
 ): void {
-  const n = out.length;
-  if (a.length === n && b.length === n) {
-    for (let i = 0; i < n; i++) out[i] = fn(a[i], b[i]);
-  } else if (a.length === n && b.length === 1) {
-    const y = b[0];
-    for (let i = 0; i < n; i++) out[i] = fn(a[i], y);
-  } else if (b.length === n && a.length === 1) {
-    const x = a[0];
-    for (let i = 0; i < n; i++) out[i] = fn(x, b[i]);
-  } else {
-    forEachBroadcast(outShape, [aShape, bShape], (i, o) => {
-      out[i] = fn(a[o[0]], b[o[1]]);
-    });
-  }
+  forEachRow(outShape, [aShape, bShape], (o, offsets, n, steps) =>
+    kernel(a, offsets[0], steps[0], b, offsets[1], steps[1], out, o, n),
+  );
+}
+
+/** out = a ⊕ b with broadcasting, for a dtype's arithmetic. */
+export function binaryKernel(
+  op: BinaryOp,
+  dtype: DType,
+  a: HostArray,
+  aShape: Shape,
+  b: HostArray,
+  bShape: Shape,
+  out: HostArray,
+  outShape: Shape,
+): void {
+  runRows((dtype === 'i32' ? i32Kernels : f32Kernels)[op], a, aShape, b, bShape, out, outShape);
+}
+
+/** out = (a ⋈ b) ? 1 : 0 with broadcasting. */
+export function compareKernel(
+  op: CompareOp,
+  a: HostArray,
+  aShape: Shape,
+  b: HostArray,
+  bShape: Shape,
+  out: HostArray,
+  outShape: Shape,
+): void {
+  runRows(compareKernels[op], a, aShape, b, bShape, out, outShape);
+}
+
+/** out = cond ≠ 0 ? a : b with broadcasting. */
+export function whereKernel(
+  cond: HostArray,
+  cShape: Shape,
+  a: HostArray,
+  aShape: Shape,
+  b: HostArray,
+  bShape: Shape,
+  out: HostArray,
+  outShape: Shape,
+): void {
+  forEachRow(outShape, [cShape, aShape, bShape], (o, off, n, s) => {
+    const [co, ao, bo] = off;
+    const [cs, as, bs] = s;
+    for (let i = 0; i < n; i++) out[o + i] = cond[co + i * cs] !== 0 ? a[ao + i * as] : b[bo + i * bs];
+  });
 }

@@ -3,23 +3,23 @@ import type { BackwardFn } from '../tape';
 import { unbroadcast } from '../unbroadcast';
 import type { RuleContext } from './context';
 
-/** Gradients of both operands, shaped like the broadcast result. */
-function binaryGrads(op: BinaryOp, a: Tensor, b: Tensor, out: Tensor, g: Tensor): [Tensor, Tensor] {
+/** Gradient of operand `which` (0: a, 1: b), shaped like the broadcast result. */
+function binaryGrad(op: BinaryOp, which: 0 | 1, a: Tensor, b: Tensor, out: Tensor, g: Tensor): Tensor {
   switch (op) {
     case 'add':
-      return [g, g];
+      return g;
     case 'sub':
-      return [g, g.neg()];
+      return which === 0 ? g : g.neg();
     case 'mul':
-      return [g.mul(b), g.mul(a)];
+      return g.mul(which === 0 ? b : a);
     case 'div':
-      return [g.div(b), g.mul(a).div(b.mul(b)).neg()];
+      return which === 0 ? g.div(b) : g.mul(out).div(b).neg();
     case 'pow':
-      return [g.mul(b).mul(a.pow(b.sub(1))), g.mul(out).mul(a.log())];
+      return which === 0 ? g.mul(b).mul(a.pow(b.sub(1))) : g.mul(out).mul(a.log());
     case 'max':
-      return [where(a.ge(b), g, 0), where(a.ge(b), 0, g)];
+      return which === 0 ? where(a.ge(b), g, 0) : where(a.ge(b), 0, g);
     case 'min':
-      return [where(a.le(b), g, 0), where(a.le(b), 0, g)];
+      return which === 0 ? where(a.le(b), g, 0) : where(a.le(b), 0, g);
   }
 }
 
@@ -30,16 +30,23 @@ export function binaryRule(
   b: TensorInfo,
   out: TensorInfo,
 ): BackwardFn {
-  return (g) => {
-    const [ga, gb] = binaryGrads(op, ctx.borrow(a), ctx.borrow(b), ctx.borrow(out), g);
-    return [unbroadcast(ga, a.shape), unbroadcast(gb, b.shape)];
+  return (g, needs) => {
+    const [at, bt, ot] = [ctx.borrow(a), ctx.borrow(b), ctx.borrow(out)];
+    return [
+      needs[0] ? unbroadcast(binaryGrad(op, 0, at, bt, ot, g), a.shape) : undefined,
+      needs[1] ? unbroadcast(binaryGrad(op, 1, at, bt, ot, g), b.shape) : undefined,
+    ];
   };
 }
 
 /** where(cond, a, b): the gradient goes to a where cond holds and to b elsewhere. */
 export function whereRule(ctx: RuleContext, cond: TensorInfo, a: TensorInfo, b: TensorInfo): BackwardFn {
-  return (g) => {
+  return (g, needs) => {
     const c = ctx.borrow(cond);
-    return [undefined, unbroadcast(where(c, g, 0), a.shape), unbroadcast(where(c, 0, g), b.shape)];
+    return [
+      undefined,
+      needs[1] ? unbroadcast(where(c, g, 0), a.shape) : undefined,
+      needs[2] ? unbroadcast(where(c, 0, g), b.shape) : undefined,
+    ];
   };
 }

@@ -33,36 +33,38 @@ function sumRows(t: Tensor): Tensor {
 
 /** With r = rsqrt(mean(x^2) + eps) and n = x r: dw = sum(g n), dx = r (g w - n mean(g w n)). */
 export function rmsnormRule(ctx: RuleContext, x: TensorInfo, weight: TensorInfo, eps: number): BackwardFn {
-  return (g) => {
+  return (g, needs) => {
     const xv = ctx.borrow(x);
     const r = mean(xv.mul(xv), -1, true).add(eps).rsqrt();
     const normed = xv.mul(r);
     const dn = g.mul(ctx.borrow(weight));
-    const dx = r.mul(dn.sub(normed.mul(mean(dn.mul(normed), -1, true))));
-    return [dx, sumRows(g.mul(normed))];
+    const dx = needs[0] ? r.mul(dn.sub(normed.mul(mean(dn.mul(normed), -1, true)))) : undefined;
+    return [dx, needs[1] ? sumRows(g.mul(normed)) : undefined];
   };
 }
 
 /** With n = (x - mean) r: dw = sum(g n), db = sum(g), dx = r (dn - mean(dn) - n mean(dn n)). */
 export function layernormRule(ctx: RuleContext, x: TensorInfo, weight: TensorInfo, eps: number): BackwardFn {
-  return (g) => {
+  return (g, needs) => {
     const xv = ctx.borrow(x);
     const centred = xv.sub(mean(xv, -1, true));
     const r = mean(centred.mul(centred), -1, true).add(eps).rsqrt();
     const normed = centred.mul(r);
     const dn = g.mul(ctx.borrow(weight));
-    const dx = r.mul(dn.sub(mean(dn, -1, true)).sub(normed.mul(mean(dn.mul(normed), -1, true))));
-    return [dx, sumRows(g.mul(normed)), sumRows(g)];
+    const dx = needs[0]
+      ? r.mul(dn.sub(mean(dn, -1, true)).sub(normed.mul(mean(dn.mul(normed), -1, true))))
+      : undefined;
+    return [dx, needs[1] ? sumRows(g.mul(normed)) : undefined, needs[2] ? sumRows(g) : undefined];
   };
 }
 
 /** silu(a) b: da = g b s (1 + a (1 - s)) with s = sigmoid(a); db = g silu(a). */
 export function swigluRule(ctx: RuleContext, gate: TensorInfo, up: TensorInfo): BackwardFn {
-  return (g) => {
+  return (g, needs) => {
     const a = ctx.borrow(gate);
     const s = a.sigmoid();
-    const da = g.mul(ctx.borrow(up)).mul(s.mul(a.mul(s.neg().add(1)).add(1)));
-    return [da, g.mul(a.silu())];
+    const da = needs[0] ? g.mul(ctx.borrow(up)).mul(s.mul(a.mul(s.neg().add(1)).add(1))) : undefined;
+    return [da, needs[1] ? g.mul(a.silu()) : undefined];
   };
 }
 

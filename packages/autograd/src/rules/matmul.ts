@@ -18,7 +18,7 @@ function reduceBatch(grad: Tensor, stride: number, batch: number): Tensor {
  */
 export function matmulRule(ctx: RuleContext, a: TensorInfo, b: TensorInfo, spec: MatmulSpec): BackwardFn {
   const { batch, m, n, k, transA, transB, aBatchStride, bBatchStride } = spec;
-  return (g) => {
+  return (g, needs) => {
     const dc = g.reshape([batch, m, n]); // [batch, m, n]
     const aRows = transA ? k : m;
     const bRows = transB ? n : k;
