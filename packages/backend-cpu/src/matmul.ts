@@ -1,9 +1,15 @@
 import type { MatmulSpec } from '@loom/tensor';
 import type { CpuStorage } from './storage';
 import { threadPool } from './threads/shared-pool';
-import { planMatmul, splitPlan } from './wasm/matmul-plan';
+import { chunkPlan, PARALLEL_MIN_MICROS, planMatmul } from './wasm/matmul-plan';
 import { wasmRuntime } from './wasm/runtime';
 import { cpuKernelSettings } from './wasm/settings';
+
+/**
+ * Waking a sleeping worker costs tens to a couple of hundred microseconds (futex wake-up on a
+ * virtual machine); only products longer than this wake one, shorter ones use spinning workers.
+ */
+const WAKE_MIN_MICROS = 400;
 
 /**
  * out [batch, m, n] = A x B as described by `spec` (see MatmulSpec), accumulating in f32.
@@ -25,13 +31,13 @@ export function matmulInto(spec: MatmulSpec, a: CpuStorage, b: CpuStorage, out: 
     return;
   }
   const plan = planMatmul(spec, { a: addressA, b: addressB, out: addressOut });
-  const pool = plan.flops >= plan.parallelFlops ? threadPool(runtime, settings.threads) : undefined;
-  const jobs = splitPlan(plan, pool ? pool.workAreas(settings.threads) : [runtime.work.offset]);
-  if (pool && jobs.length > 1) {
-    pool.run(jobs, settings.threads);
+  const pool = plan.micros >= PARALLEL_MIN_MICROS ? threadPool(runtime, settings.threads) : undefined;
+  const workers = pool ? pool.readyCount(settings.threads - 1) : 0;
+  const chunks = chunkPlan(plan, 1 + workers);
+  if (pool && chunks.length > 1) {
+    pool.run({ kernel: plan.kernel, chunks }, workers, plan.micros >= WAKE_MIN_MICROS);
   } else {
-    const [job] = jobs;
-    runtime.kernels[job.kernel](...job.args);
+    runtime.kernels[plan.kernel](...chunks[0], runtime.work.offset);
   }
 }
 

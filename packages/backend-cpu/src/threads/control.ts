@@ -1,28 +1,41 @@
 /**
- * Layout of one worker's control block: int32 slots in the shared WebAssembly memory through
- * which the main thread posts a kernel call and the worker reports its completion.
+ * Shared-memory layout of the fork-join protocol. Each worker has a control block (its own
+ * cache line) with `ready` and `state`; one job block describes the current job as a table of
+ * chunks (argument lists of one kernel) that the threads claim one at a time.
  */
-export const Slot = {
-  /** Incremented by the main thread to post a job. */
-  seq: 0,
-  /** Set by the worker to the seq of the last job it finished. */
-  done: 1,
-  /** WorkerState of the worker. */
-  state: 2,
-  /** 0 when the last job succeeded, 1 when it threw. */
-  status: 3,
-  /** Index of the kernel in KERNEL_NAMES. */
-  kernel: 4,
-  /** Number of arguments. */
-  argc: 5,
-  /** First of the arguments. */
-  args: 6,
+export const WorkerSlot = {
+  /** WorkerReady of the worker. */
+  ready: 0,
+  /** JobState: the main thread posts (idle -> posted) and may cancel (posted -> idle); the worker claims (posted -> running) and finishes (running -> idle). */
+  state: 1,
+  /** 1 while the worker sleeps in Atomics.wait (then posting a job needs a notify to reach it). */
+  sleeping: 2,
 } as const;
 
-export const WorkerState = { starting: 0, ready: 1, failed: 2 } as const;
+export const WorkerReady = { starting: 0, ready: 1, failed: 2 } as const;
+export const JobState = { idle: 0, posted: 1, running: 2 } as const;
 
-/** Most arguments a job may carry. */
+/** Bytes of one worker control block. */
+export const WORKER_BLOCK_BYTES = 64;
+
+export const JobSlot = {
+  /** Next chunk to claim (Atomics.add). */
+  next: 0,
+  /** Number of chunks. */
+  count: 1,
+  /** Index of the kernel in KERNEL_NAMES. */
+  kernel: 2,
+  /** Arguments per chunk. */
+  argc: 3,
+  /** Set to 1 when a chunk threw on a worker. */
+  failed: 4,
+  /** First slot of the chunk table: chunk i's arguments start at table + i * argc. */
+  table: 16,
+} as const;
+
+/** Most arguments of a kernel, and most chunks of a job. */
 export const MAX_ARGS = 16;
+export const MAX_CHUNKS = 64;
 
-/** Bytes of one control block (two cache lines, so blocks of different workers never share one). */
-export const CONTROL_BYTES = 128;
+/** Bytes of the job block. */
+export const JOB_BLOCK_BYTES = (JobSlot.table + MAX_CHUNKS * MAX_ARGS) * 4;

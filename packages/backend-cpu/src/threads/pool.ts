@@ -3,62 +3,85 @@ import type { Block } from '../wasm/allocator';
 import { gemmLayout } from '../wasm/gemm-kernel';
 import { GEMM_CONFIG } from '../wasm/kernel-module';
 import { KERNEL_NAMES, type KernelName, type WasmRuntime } from '../wasm/runtime';
-import { CONTROL_BYTES, MAX_ARGS, Slot, WorkerState } from './control';
+import {
+  JOB_BLOCK_BYTES,
+  JobSlot,
+  JobState,
+  MAX_ARGS,
+  MAX_CHUNKS,
+  WORKER_BLOCK_BYTES,
+  WorkerReady,
+  WorkerSlot,
+} from './control';
 import { workerSource } from './worker-source';
 
-/** One kernel call: which kernel and its i32 arguments. */
+/**
+ * A kernel call cut into chunks (argument lists) that threads claim one at a time. The
+ * running thread appends its own work area as the last argument.
+ */
 export interface Job {
   readonly kernel: KernelName;
-  readonly args: readonly number[];
+  readonly chunks: readonly (readonly number[])[];
 }
 
-/** Polls of a flag before sleeping on it: covers back-to-back kernels without a futex round trip. */
-const WORKER_SPIN = 20_000;
-const MAIN_SPIN = 200_000;
+/**
+ * Polls of its state before a worker sleeps (about a millisecond): keeps it available for the
+ * next product of a sequence (a training step) without a futex wake-up.
+ */
+const WORKER_SPIN = 200_000;
+/** Polls before the main thread sleeps while a worker finishes its last chunk. */
+const MAIN_SPIN = 20_000;
 
 interface KernelWorker {
   readonly worker: Worker;
+  /** The worker's control block (WorkerSlot). */
   readonly slots: Int32Array;
-  readonly control: Block;
-  /** This worker's gemm work area (address in the heap). */
-  readonly work: Block;
-  seq: number;
 }
 
 /**
  * Worker threads that run kernels on the shared WebAssembly memory, for a synchronous
- * fork-join from the main thread: `run` posts jobs to ready workers through Atomics, runs the
- * first job itself and waits for the rest. Node only (worker_threads); workers that are not
- * ready yet are simply not used, and they never keep the process alive.
+ * fork-join from the main thread. `run` posts a job to the ready workers and claims chunks
+ * itself; a worker that has not started by the time the chunks are gone (busy machine,
+ * asleep) is cancelled instead of waited for. Node only (worker_threads); workers never keep
+ * the process alive.
  */
 export class ThreadPool {
   readonly #workers: KernelWorker[] = [];
   readonly #ready: Promise<void>[] = [];
+  readonly #job: Int32Array;
+  readonly #jobAddress: number;
 
   constructor(
     private readonly runtime: WasmRuntime,
     private readonly workerThreads: typeof import('node:worker_threads'),
-  ) {}
+  ) {
+    const job = runtime.heap.alloc(JOB_BLOCK_BYTES);
+    if (!job) throw new Error('thread pool: WebAssembly memory is full, cannot allocate the job block');
+    this.#jobAddress = job.offset;
+    this.#job = new Int32Array(runtime.heap.memory.buffer, job.offset, JOB_BLOCK_BYTES / 4);
+  }
 
   /** Starts workers until there are `count` of them. */
   grow(count: number): void {
     const { heap, module } = this.runtime;
     while (this.#workers.length < count) {
-      const control = heap.alloc(CONTROL_BYTES);
+      const control = heap.alloc(WORKER_BLOCK_BYTES);
       const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
       if (!control || !work)
         throw new Error('thread pool: WebAssembly memory is full, cannot start a worker');
       const worker = new this.workerThreads.Worker(workerSource(), {
         eval: true,
+        execArgv: [],
         workerData: {
           module,
           memory: heap.memory,
           control: control.offset,
+          job: this.#jobAddress,
+          work: work.offset,
           kernelNames: KERNEL_NAMES,
           spin: WORKER_SPIN,
         },
       });
-      worker.unref();
       this.#ready.push(
         new Promise<void>((resolve) => {
           worker.on('message', (message: { ready?: boolean; error?: string }) => {
@@ -66,77 +89,96 @@ export class ThreadPool {
             resolve();
           });
           worker.on('error', (error) => {
-            console.error(`matmul worker failed to start: ${error.message}`);
+            console.error(`matmul worker failed: ${error.message}`);
             resolve();
           });
         }),
       );
-      const slots = new Int32Array(heap.memory.buffer, control.offset, CONTROL_BYTES / 4);
-      this.#workers.push({ worker, slots, control, work, seq: 0 });
+      // After the listeners, which would otherwise keep the process alive.
+      worker.unref();
+      this.#workers.push({
+        worker,
+        slots: new Int32Array(heap.memory.buffer, control.offset, WORKER_BLOCK_BYTES / 4),
+      });
     }
   }
 
   /** Resolves once every started worker is ready (or failed); gives the number ready. */
   async whenReady(): Promise<number> {
+    // Keep the process alive while waiting, then let it exit with idle workers again.
+    for (const w of this.#workers) w.worker.ref();
     await Promise.all(this.#ready);
+    for (const w of this.#workers) w.worker.unref();
     return this.#readyWorkers(this.#workers.length).length;
   }
 
-  /** Work areas of the threads that `run` would use now: the main thread's, then ready workers'. */
-  workAreas(maxThreads: number): number[] {
-    return [this.runtime.work.offset, ...this.#readyWorkers(maxThreads - 1).map((w) => w.work.offset)];
+  /** Number of workers `run` would use now, at most `limit`. */
+  readyCount(limit: number): number {
+    return this.#readyWorkers(limit).length;
   }
 
   /**
-   * Runs jobs[0] here and jobs[i] on the i-th ready worker (as listed by `workAreas` with the
-   * same `maxThreads`), returning when all are done.
+   * Runs all chunks of `job` on this thread and up to `maxWorkers` ready workers; returns when
+   * all are done. Sleeping workers are woken only when `wake` is set (the job is long enough to
+   * pay for it); spinning ones join in either way.
    */
-  run(jobs: readonly Job[], maxThreads: number): void {
-    const workers = this.#readyWorkers(maxThreads - 1);
-    if (jobs.length > workers.length + 1) {
-      throw new Error(`thread pool: ${jobs.length} jobs for ${workers.length + 1} threads`);
+  run(job: Job, maxWorkers: number, wake: boolean): void {
+    const { chunks } = job;
+    const argc = chunks[0]?.length ?? 0;
+    if (chunks.length > MAX_CHUNKS || argc + 1 > MAX_ARGS || chunks.some((c) => c.length !== argc)) {
+      throw new Error(`thread pool: ${chunks.length} chunks of ${argc} arguments do not fit the job block`);
     }
-    const posted = workers.slice(0, jobs.length - 1);
-    for (const [i, w] of posted.entries()) post(w, jobs[i + 1]);
-    const [first] = jobs;
-    this.runtime.kernels[first.kernel](...first.args);
-    const failed = posted.filter((w) => !join(w));
-    if (failed.length > 0)
-      throw new Error(`matmul: ${failed.length} worker job(s) failed; see the worker error above`);
+    const slots = this.#job;
+    slots[JobSlot.count] = chunks.length;
+    slots[JobSlot.kernel] = KERNEL_NAMES.indexOf(job.kernel);
+    slots[JobSlot.argc] = argc;
+    slots[JobSlot.failed] = 0;
+    chunks.forEach((chunk, i) => {
+      slots.set(chunk, JobSlot.table + i * argc);
+    });
+    Atomics.store(slots, JobSlot.next, 0);
+    const workers = this.#readyWorkers(maxWorkers);
+    for (const w of workers) {
+      Atomics.store(w.slots, WorkerSlot.state, JobState.posted);
+      if (wake && Atomics.load(w.slots, WorkerSlot.sleeping) === 1) Atomics.notify(w.slots, WorkerSlot.state);
+    }
+    const kernel = this.runtime.kernels[job.kernel];
+    const work = this.runtime.work.offset;
+    try {
+      for (;;) {
+        const chunk = Atomics.add(slots, JobSlot.next, 1);
+        if (chunk >= chunks.length) break;
+        kernel(...chunks[chunk], work);
+      }
+    } finally {
+      for (const w of workers) join(w);
+    }
+    if (Atomics.load(slots, JobSlot.failed) !== 0) {
+      throw new Error('matmul: a worker thread failed on its part of the product; see the error above');
+    }
   }
 
   #readyWorkers(limit: number): KernelWorker[] {
     const ready: KernelWorker[] = [];
     for (const w of this.#workers) {
       if (ready.length >= limit) break;
-      if (Atomics.load(w.slots, Slot.state) === WorkerState.ready) ready.push(w);
+      if (Atomics.load(w.slots, WorkerSlot.ready) === WorkerReady.ready) ready.push(w);
     }
     return ready;
   }
 }
 
-function post(w: KernelWorker, job: Job): void {
-  if (job.args.length > MAX_ARGS)
-    throw new Error(`thread pool: ${job.kernel} has ${job.args.length} arguments, max ${MAX_ARGS}`);
-  w.slots[Slot.kernel] = KERNEL_NAMES.indexOf(job.kernel);
-  w.slots[Slot.argc] = job.args.length;
-  job.args.forEach((value, i) => {
-    w.slots[Slot.args + i] = value;
-  });
-  w.seq = (w.seq + 1) | 0;
-  Atomics.store(w.slots, Slot.seq, w.seq);
-  Atomics.notify(w.slots, Slot.seq);
-}
-
-/** Waits for the worker's current job; false when it threw. */
-function join(w: KernelWorker): boolean {
-  let done = Atomics.load(w.slots, Slot.done);
-  for (let i = 0; done !== w.seq && i < MAIN_SPIN; i++) done = Atomics.load(w.slots, Slot.done);
-  while (done !== w.seq) {
-    Atomics.wait(w.slots, Slot.done, done);
-    done = Atomics.load(w.slots, Slot.done);
+/** Cancels the worker's job if it has not claimed it yet, else waits until it has finished. */
+function join(w: KernelWorker): void {
+  if (Atomics.compareExchange(w.slots, WorkerSlot.state, JobState.posted, JobState.idle) === JobState.posted)
+    return;
+  let state = Atomics.load(w.slots, WorkerSlot.state);
+  for (let i = 0; state !== JobState.idle && i < MAIN_SPIN; i++)
+    state = Atomics.load(w.slots, WorkerSlot.state);
+  while (state !== JobState.idle) {
+    Atomics.wait(w.slots, WorkerSlot.state, state);
+    state = Atomics.load(w.slots, WorkerSlot.state);
   }
-  return Atomics.load(w.slots, Slot.status) === 0;
 }
 
 /** The worker_threads module where the host is Node (or compatible), else undefined. */

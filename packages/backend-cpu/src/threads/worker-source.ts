@@ -1,39 +1,51 @@
-import { MAX_ARGS, Slot, WorkerState } from './control';
+import { JOB_BLOCK_BYTES, JobSlot, JobState, WORKER_BLOCK_BYTES, WorkerReady, WorkerSlot } from './control';
 
 /**
  * The JavaScript source of a kernel worker (a CommonJS script for `new Worker(code, { eval: true })`,
- * so no TypeScript loader is needed). It receives, as workerData, the compiled kernel module,
- * the shared memory, the address of its control block, the kernel names and how many polls to
- * spin before sleeping; then serves jobs forever: wait for `seq` to move, call the kernel,
- * publish `done`.
+ * so no TypeScript loader is needed). Its workerData holds the compiled kernel module, the
+ * shared memory, the addresses of its control block, of the job block and of its gemm work
+ * area, the kernel names and how many polls to spin before sleeping. It serves jobs forever: claim a posted job, then
+ * claim and run chunks until none is left, then go idle.
  */
 export function workerSource(): string {
   return `'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
-const { module, memory, control, kernelNames, spin } = workerData;
-const slots = new Int32Array(memory.buffer, control, ${Slot.args + MAX_ARGS});
-function serve(kernels) {
-  let seen = 0;
+const { module, memory, control, job, work, kernelNames, spin } = workerData;
+const own = new Int32Array(memory.buffer, control, ${WORKER_BLOCK_BYTES / 4});
+const shared = new Int32Array(memory.buffer, job, ${JOB_BLOCK_BYTES / 4});
+function runChunks(kernels) {
+  const kernel = kernels[shared[${JobSlot.kernel}]];
+  const argc = shared[${JobSlot.argc}];
+  const count = shared[${JobSlot.count}];
+  const args = new Array(argc + 1);
+  args[argc] = work;
   for (;;) {
-    let seq = Atomics.load(slots, ${Slot.seq});
-    for (let i = 0; seq === seen && i < spin; i++) seq = Atomics.load(slots, ${Slot.seq});
-    if (seq === seen) {
-      Atomics.wait(slots, ${Slot.seq}, seen);
-      continue;
-    }
-    seen = seq;
-    const args = [];
-    const argc = slots[${Slot.argc}];
-    for (let i = 0; i < argc; i++) args.push(slots[${Slot.args} + i]);
+    const chunk = Atomics.add(shared, ${JobSlot.next}, 1);
+    if (chunk >= count) return;
+    const base = ${JobSlot.table} + chunk * argc;
+    for (let i = 0; i < argc; i++) args[i] = shared[base + i];
     try {
-      kernels[slots[${Slot.kernel}]](...args);
-      slots[${Slot.status}] = 0;
+      kernel(...args);
     } catch (error) {
-      slots[${Slot.status}] = 1;
+      Atomics.store(shared, ${JobSlot.failed}, 1);
       parentPort.postMessage({ error: String(error) });
     }
-    Atomics.store(slots, ${Slot.done}, seen);
-    Atomics.notify(slots, ${Slot.done});
+  }
+}
+function serve(kernels) {
+  for (;;) {
+    let state = Atomics.load(own, ${WorkerSlot.state});
+    for (let i = 0; state !== ${JobState.posted} && i < spin; i++) state = Atomics.load(own, ${WorkerSlot.state});
+    if (state !== ${JobState.posted}) {
+      Atomics.store(own, ${WorkerSlot.sleeping}, 1);
+      Atomics.wait(own, ${WorkerSlot.state}, state);
+      Atomics.store(own, ${WorkerSlot.sleeping}, 0);
+      continue;
+    }
+    if (Atomics.compareExchange(own, ${WorkerSlot.state}, ${JobState.posted}, ${JobState.running}) !== ${JobState.posted}) continue;
+    runChunks(kernels);
+    Atomics.store(own, ${WorkerSlot.state}, ${JobState.idle});
+    Atomics.notify(own, ${WorkerSlot.state});
   }
 }
 let kernels;
@@ -41,11 +53,11 @@ try {
   const instance = new WebAssembly.Instance(module, { env: { memory } });
   kernels = kernelNames.map((name) => instance.exports[name]);
 } catch (error) {
-  Atomics.store(slots, ${Slot.state}, ${WorkerState.failed});
+  Atomics.store(own, ${WorkerSlot.ready}, ${WorkerReady.failed});
   parentPort.postMessage({ error: String(error) });
 }
 if (kernels) {
-  Atomics.store(slots, ${Slot.state}, ${WorkerState.ready});
+  Atomics.store(own, ${WorkerSlot.ready}, ${WorkerReady.ready});
   parentPort.postMessage({ ready: true });
   serve(kernels);
 }

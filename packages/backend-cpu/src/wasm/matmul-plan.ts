@@ -1,5 +1,5 @@
 import type { MatmulSpec } from '@loom/tensor';
-import type { Job } from '../threads/pool';
+import { MAX_CHUNKS } from '../threads/control';
 import { GEMM_CONFIG } from './kernel-module';
 import type { KernelName } from './runtime';
 
@@ -21,20 +21,21 @@ export interface Plan {
   readonly extent: number;
   /** Pieces of the extent are multiples of this (register tile or vector width). */
   readonly align: number;
-  /** Floating-point operations of the whole product. */
-  readonly flops: number;
-  /** Smallest product worth splitting across threads, in flops. */
-  readonly parallelFlops: number;
-  /** Kernel arguments for batch entries [b0, b1) and extent [r0, r1). */
-  args(b0: number, b1: number, r0: number, r1: number, work: number): number[];
+  /** Estimated time of the whole product on one thread, in microseconds. */
+  readonly micros: number;
+  /** Chunks per thread when split: more balance better, fewer repack less (gemm packs the unsplit operand per chunk). */
+  readonly chunksPerThread: number;
+  /** Kernel arguments for batch entries [b0, b1) and extent [r0, r1), without the trailing work area. */
+  args(b0: number, b1: number, r0: number, r1: number): number[];
 }
 
-/**
- * Below these sizes a worker round trip (a few microseconds when the worker is spinning, tens
- * when it sleeps) costs more than the halved compute saves. Measured with the matmul bench.
- */
-const PARALLEL_GEMM_FLOPS = 2_000_000;
-const PARALLEL_GEMV_FLOPS = 400_000;
+/** Single-thread speeds (flops per microsecond) used to estimate a product's time: compute-bound gemm, memory-bound gemv. */
+const GEMM_FLOPS_PER_MICRO = 35_000;
+const GEMV_FLOPS_PER_MICRO = 8_000;
+/** Products estimated below this many microseconds run on one thread: a handoff to a spinning worker costs about 1-3. */
+export const PARALLEL_MIN_MICROS = 15;
+const GEMM_CHUNKS_PER_THREAD = 3;
+const GEMV_CHUNKS_PER_THREAD = 4;
 
 /**
  * Maps `spec` to a kernel: m = 1 and n = 1 products to the matrix-vector kernels (C = x W or,
@@ -45,6 +46,7 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands): Plan {
   const aStep = spec.aBatchStride * 4;
   const bStep = spec.bBatchStride * 4;
   const flops = 2 * batch * m * n * k;
+  const gemvMicros = flops / GEMV_FLOPS_PER_MICRO;
   if (m === 1 || n === 1) {
     // The vector operand is contiguous whatever its transpose flag; W is the other operand.
     const [x, xStep, w, wStep, cols, transW] =
@@ -56,8 +58,8 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands): Plan {
         batch,
         extent: cols,
         align: 1,
-        flops,
-        parallelFlops: PARALLEL_GEMV_FLOPS,
+        micros: gemvMicros,
+        chunksPerThread: GEMV_CHUNKS_PER_THREAD,
         args: (b0, b1, r0, r1) => [
           b1 - b0,
           xStep,
@@ -76,8 +78,8 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands): Plan {
       batch,
       extent: cols,
       align: 4,
-      flops,
-      parallelFlops: PARALLEL_GEMV_FLOPS,
+      micros: gemvMicros,
+      chunksPerThread: GEMV_CHUNKS_PER_THREAD,
       args: (b0, b1, r0, r1) => [
         b1 - b0,
         xStep,
@@ -102,9 +104,9 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands): Plan {
     batch,
     extent: splitRows ? m : n,
     align: splitRows ? GEMM_CONFIG.mr : 4 * GEMM_CONFIG.nv,
-    flops,
-    parallelFlops: PARALLEL_GEMM_FLOPS,
-    args: (b0, b1, r0, r1, work) => {
+    micros: flops / GEMM_FLOPS_PER_MICRO,
+    chunksPerThread: GEMM_CHUNKS_PER_THREAD,
+    args: (b0, b1, r0, r1) => {
       const [i0, rows, j0, cols] = splitRows ? [r0, r1 - r0, 0, n] : [0, m, r0, r1 - r0];
       return [
         b1 - b0,
@@ -122,36 +124,40 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands): Plan {
         csB,
         out + b0 * cStep + (i0 * n + j0) * 4,
         n,
-        work,
       ];
     },
   };
 }
 
 /**
- * Jobs for the threads owning `workAreas` (at most one each): the whole product when it is
- * small or there is one thread, else equal shares of the batch when it divides well, else of
- * the extent.
+ * Argument lists of the chunks of `plan` for `threads` threads: the whole product when it is
+ * small or there is one thread; else pieces of the batch when it has enough entries, else of
+ * the extent (aligned to the plan's tile).
  */
-export function splitPlan(plan: Plan, workAreas: readonly number[]): Job[] {
-  const threads = workAreas.length;
-  const job = (b0: number, b1: number, r0: number, r1: number, t: number): Job => ({
-    kernel: plan.kernel,
-    args: plan.args(b0, b1, r0, r1, workAreas[t]),
-  });
-  if (threads === 1 || plan.flops < plan.parallelFlops) return [job(0, plan.batch, 0, plan.extent, 0)];
-  const jobs: Job[] = [];
-  if (plan.batch >= threads && (plan.batch % threads === 0 || plan.batch >= 4 * threads)) {
-    for (let t = 0; t < threads; t++) {
-      const b0 = Math.floor((plan.batch * t) / threads);
-      const b1 = Math.floor((plan.batch * (t + 1)) / threads);
-      jobs.push(job(b0, b1, 0, plan.extent, t));
+export function chunkPlan(plan: Plan, threads: number): number[][] {
+  if (threads === 1 || plan.micros < PARALLEL_MIN_MICROS) return [plan.args(0, plan.batch, 0, plan.extent)];
+  const wanted = Math.min(MAX_CHUNKS, threads * plan.chunksPerThread);
+  const chunks: number[][] = [];
+  if (plan.batch >= 2 * threads) {
+    const count = Math.min(wanted, plan.batch);
+    for (let t = 0; t < count; t++) {
+      chunks.push(
+        plan.args(
+          Math.floor((plan.batch * t) / count),
+          Math.floor((plan.batch * (t + 1)) / count),
+          0,
+          plan.extent,
+        ),
+      );
     }
-    return jobs;
+    return chunks;
   }
-  const chunk = Math.ceil(plan.extent / threads / plan.align) * plan.align;
-  for (let t = 0; t < threads && t * chunk < plan.extent; t++) {
-    jobs.push(job(0, plan.batch, t * chunk, Math.min(plan.extent, (t + 1) * chunk), t));
+  const units = Math.ceil(plan.extent / plan.align);
+  const count = Math.min(wanted, units);
+  for (let t = 0; t < count; t++) {
+    const r0 = Math.floor((units * t) / count) * plan.align;
+    const r1 = Math.min(plan.extent, Math.floor((units * (t + 1)) / count) * plan.align);
+    chunks.push(plan.args(0, plan.batch, r0, r1));
   }
-  return jobs;
+  return chunks;
 }
