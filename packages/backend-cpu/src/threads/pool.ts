@@ -1,5 +1,4 @@
 import type { Worker } from 'node:worker_threads';
-import type { Block } from '../wasm/allocator';
 import { gemmLayout } from '../wasm/gemm-kernel';
 import { GEMM_CONFIG } from '../wasm/kernel-module';
 import { KERNEL_NAMES, type KernelName, type WasmRuntime } from '../wasm/runtime';

@@ -78,7 +78,7 @@ export function lane(name: SimdLaneOp, vector: Operand, index: number): Expr {
 }
 
 /** A scalar load from byte address `address + offset`. */
-export function load(name: MemOp, address: Operand, offset = 0): Expr {
+export function load(name: Extract<MemOp, 'f32.load'>, address: Operand, offset = 0): Expr {
   return expr((code) => {
     emitOperand(code, address);
     code.push(MemOp[name].code);

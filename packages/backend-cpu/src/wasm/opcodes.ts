@@ -8,29 +8,19 @@ export type ValType = (typeof ValType)[keyof typeof ValType];
 
 /** Single-byte instructions without immediates, by their text-format name. */
 export const Op = {
-  unreachable: 0x00,
-  return: 0x0f,
-  drop: 0x1a,
   select: 0x1b,
-  'i32.eqz': 0x45,
   'i32.eq': 0x46,
-  'i32.ne': 0x47,
   'i32.lt_s': 0x48,
   'i32.lt_u': 0x49,
   'i32.gt_s': 0x4a,
-  'i32.gt_u': 0x4b,
   'i32.le_s': 0x4c,
-  'i32.ge_s': 0x4e,
   'i32.ge_u': 0x4f,
   'i32.add': 0x6a,
   'i32.sub': 0x6b,
   'i32.mul': 0x6c,
   'i32.div_u': 0x6e,
   'i32.and': 0x71,
-  'i32.or': 0x72,
   'i32.shl': 0x74,
-  'i32.shr_s': 0x75,
-  'i32.shr_u': 0x76,
   'f32.add': 0x92,
   'f32.mul': 0x94,
 } as const;
@@ -51,16 +41,13 @@ export const Control = {
 export const Var = {
   localGet: 0x20,
   localSet: 0x21,
-  localTee: 0x22,
   i32Const: 0x41,
   f32Const: 0x43,
 } as const;
 
 /** Scalar memory instructions (followed by a memarg), with the natural alignment as log2 bytes. */
 export const MemOp = {
-  'i32.load': { code: 0x28, align: 2 },
   'f32.load': { code: 0x2a, align: 2 },
-  'i32.store': { code: 0x36, align: 2 },
   'f32.store': { code: 0x38, align: 2 },
 } as const;
 export type MemOp = keyof typeof MemOp;
