@@ -3,19 +3,26 @@ import { cpuKernelSettings } from '../wasm/settings';
 import { nodeWorkerThreads, ThreadPool } from './pool';
 
 let pool: ThreadPool | undefined;
+/** Set when starting a worker failed: products then stay on the calling thread. */
+let broken = false;
 
 /**
  * The process-wide pool with at least `threads - 1` workers started (they become usable once
  * ready); undefined when `threads` is 1, or worker threads or a shared memory are unavailable.
  */
 export function threadPool(runtime: WasmRuntime, threads: number): ThreadPool | undefined {
-  if (threads <= 1 || !runtime.heap.shared) return undefined;
-  if (!pool) {
-    const workerThreads = nodeWorkerThreads();
-    if (!workerThreads) return undefined;
-    pool = new ThreadPool(runtime, workerThreads);
+  if (threads <= 1 || broken || !runtime.heap.shared) return undefined;
+  try {
+    if (!pool) {
+      const workerThreads = nodeWorkerThreads();
+      if (!workerThreads) return undefined;
+      pool = new ThreadPool(runtime, workerThreads);
+    }
+    pool.grow(threads - 1);
+  } catch (error) {
+    broken = true;
+    console.warn(`matmul: running on one thread, worker threads failed to start: ${String(error)}`);
   }
-  pool.grow(threads - 1);
   return pool;
 }
 
