@@ -1,5 +1,7 @@
 import type { Suite } from '../suite';
+import { generateSuite } from './generate';
+import { memorySuite } from './memory';
 import { tokenizerSuite } from './tokenizer';
 
 /** Every benchmark suite, by the name given on the command line. */
-export const suites: readonly Suite[] = [tokenizerSuite];
+export const suites: readonly Suite[] = [tokenizerSuite, generateSuite, memorySuite];

@@ -1,0 +1,143 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { inferenceMemory } from '@loom/kvcache';
+import { isLoomConfigJson, type ModelConfig, parseHfConfig, parseLoomConfigJson } from '@loom/models';
+import { type ConfigInput, makeConfig, parameterCount } from '@loom/nn';
+import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
+
+/** Known model shapes by name: the llama2.c TinyStories models, Llama 2 7B and GPT-2 small. */
+const PRESETS: Readonly<Record<string, () => ModelConfig>> = {
+  stories260K: () =>
+    llama({
+      vocabSize: 512,
+      dim: 64,
+      hiddenDim: 172,
+      numLayers: 5,
+      numHeads: 8,
+      numKvHeads: 4,
+      maxSeqLen: 512,
+    }),
+  stories15M: () =>
+    llama({ vocabSize: 32000, dim: 288, hiddenDim: 768, numLayers: 6, numHeads: 6, maxSeqLen: 256 }),
+  stories42M: () =>
+    llama({ vocabSize: 32000, dim: 512, hiddenDim: 1376, numLayers: 8, numHeads: 8, maxSeqLen: 1024 }),
+  stories110M: () =>
+    llama({ vocabSize: 32000, dim: 768, hiddenDim: 2048, numLayers: 12, numHeads: 12, maxSeqLen: 1024 }),
+  'llama2-7b': () =>
+    llama(
+      { vocabSize: 32000, dim: 4096, hiddenDim: 11008, numLayers: 32, numHeads: 32, maxSeqLen: 4096 },
+      false,
+    ),
+  gpt2: () => ({
+    ...makeConfig('gpt2', { vocabSize: 50257, dim: 768, numLayers: 12, numHeads: 12, maxSeqLen: 1024 }),
+  }),
+};
+
+function llama(input: ConfigInput, tied = true): ModelConfig {
+  return { ...makeConfig('llama', { ...input, tiedEmbeddings: tied }) };
+}
+
+/** Bytes per element of each storage type. */
+const DTYPE_BYTES: Readonly<Record<string, number>> = { fp32: 4, fp16: 2, bf16: 2, int8: 1 };
+
+const USAGE =
+  'pnpm bench memory [--config NAME|config.json] [--batch N] [--seq-len N] [--dtype fp32|fp16|bf16|int8] [--kv-heads N]';
+
+function flag(args: readonly string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  if (i < 0) return undefined;
+  const value = args[i + 1];
+  if (value === undefined) throw new Error(`bench memory: ${name} needs a value; ${USAGE}`);
+  return value;
+}
+
+function integerFlag(args: readonly string[], name: string): number | undefined {
+  const value = flag(args, name);
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new Error(`bench memory: ${name} must be a positive integer, got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+/** A preset by name, or a Hugging Face or Loom config.json (relative to where pnpm was started). */
+function loadConfig(name: string): ModelConfig {
+  const preset = PRESETS[name];
+  if (preset) return preset();
+  if (!name.endsWith('.json')) {
+    throw new Error(
+      `bench memory: --config ${JSON.stringify(name)} is neither a preset (${Object.keys(PRESETS).join(', ')}) nor a config.json`,
+    );
+  }
+  const path = resolve(process.env.INIT_CWD ?? process.cwd(), name);
+  const json: unknown = JSON.parse(readFileSync(path, 'utf8'));
+  return isLoomConfigJson(json) ? parseLoomConfigJson(json, path).config : parseHfConfig(json, path);
+}
+
+/** Bytes in decimal units: `34.36 GB`, `1.06 MB`. */
+function formatBytes(bytes: number): string {
+  const units: [number, string][] = [
+    [1e12, 'TB'],
+    [1e9, 'GB'],
+    [1e6, 'MB'],
+    [1e3, 'kB'],
+  ];
+  const [scale, unit] = units.find(([size]) => bytes >= size) ?? [1, 'B'];
+  return `${(bytes / scale).toFixed(2)} ${unit}`;
+}
+
+function row(name: string, config: ModelConfig, options: SuiteOptions['args']): Row {
+  const dtype = flag(options, '--dtype') ?? 'fp32';
+  const bytes = DTYPE_BYTES[dtype];
+  if (bytes === undefined) {
+    throw new Error(
+      `bench memory: --dtype must be one of ${Object.keys(DTYPE_BYTES).join(', ')}, got ${dtype}`,
+    );
+  }
+  const numKvHeads = integerFlag(options, '--kv-heads') ?? config.numKvHeads;
+  if (config.numHeads % numKvHeads !== 0) {
+    throw new Error(
+      `bench memory: --kv-heads ${numKvHeads} must divide the ${config.numHeads} heads of ${name}`,
+    );
+  }
+  const shaped = { ...config, numKvHeads };
+  const batch = integerFlag(options, '--batch') ?? 1;
+  const seqLen = integerFlag(options, '--seq-len') ?? config.maxSeqLen;
+  const memory = inferenceMemory(shaped, {
+    batch,
+    seqLen,
+    parameters: parameterCount(shaped),
+    weightBytes: bytes,
+  });
+  return {
+    config: name,
+    batch,
+    'seq len': seqLen,
+    dtype,
+    'kv heads': `${numKvHeads}/${config.numHeads}`,
+    weights: formatBytes(memory.weights),
+    'KV cache': formatBytes(memory.kvCache),
+    activations: formatBytes(memory.activations),
+    total: formatBytes(memory.total),
+  };
+}
+
+export const memorySuite: Suite = {
+  name: 'memory',
+  description:
+    'inference memory of a model config: weights, KV cache, activations (--config NAME|config.json)',
+  async run({ args }): Promise<SuiteResult> {
+    const name = flag(args, '--config');
+    const names = name === undefined ? Object.keys(PRESETS) : [name];
+    return {
+      title: 'inference memory (decimal units: 1 GB = 10^9 bytes)',
+      rows: names.map((n) => row(n, loadConfig(n), args)),
+      notes: [
+        'KV cache = batch × seq len × layers × 2 × kv heads × head dim × bytes per element.',
+        'activations: one prefill of every sequence at once (no score matrix: attention is fused).',
+        `${USAGE}; presets: ${Object.keys(PRESETS).join(', ')}.`,
+      ],
+    };
+  },
+};
