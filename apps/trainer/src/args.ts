@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import {
   BACKENDS,
+  defaultOptions,
   type GivenOptions,
   NONFINITE_POLICIES,
   PRESETS,
@@ -125,27 +126,27 @@ const FLAGS: readonly Flag[] = [
     get: (o) => o.tokenizer,
   }),
   int('vocab-size', {
-    help: 'vocabulary size of --tokenizer bpe (default 512)',
+    help: 'vocabulary size of --tokenizer bpe',
     min: 257,
     onResume: fixed,
     set: (vocabSize) => ({ vocabSize }),
     get: (o) => o.vocabSize,
   }),
   oneOf('preset', PRESETS, {
-    help: 'model family (default gpt2)',
+    help: 'model family',
     onResume: fixed,
     set: (preset) => ({ preset }),
     get: (o) => o.preset,
   }),
   int('layers', {
-    help: 'decoder blocks (default 2)',
+    help: 'decoder blocks',
     min: 1,
     onResume: fixed,
     set: (layers) => ({ layers }),
     get: (o) => o.layers,
   }),
   int('heads', {
-    help: 'attention heads (default 4)',
+    help: 'attention heads',
     min: 1,
     onResume: fixed,
     set: (heads) => ({ heads }),
@@ -159,70 +160,70 @@ const FLAGS: readonly Flag[] = [
     get: (o) => o.kvHeads,
   }),
   int('dim', {
-    help: 'model width (default 64)',
+    help: 'model width',
     min: 1,
     onResume: fixed,
     set: (dim) => ({ dim }),
     get: (o) => o.dim,
   }),
   int('block', {
-    help: 'context length in tokens (default 64)',
+    help: 'context length in tokens',
     min: 1,
     onResume: fixed,
     set: (block) => ({ block }),
     get: (o) => o.block,
   }),
   int('batch', {
-    help: 'sequences per micro-batch (default 12)',
+    help: 'sequences per micro-batch',
     min: 1,
     onResume: fixed,
     set: (batch) => ({ batch }),
     get: (o) => o.batch,
   }),
   int('grad-accum', {
-    help: 'micro-batches averaged into each update (default 1)',
+    help: 'micro-batches averaged into each update',
     min: 1,
     onResume: fixed,
     set: (gradAccum) => ({ gradAccum }),
     get: (o) => o.gradAccum,
   }),
   real('lr', {
-    help: 'peak learning rate (default 3e-3)',
+    help: 'peak learning rate',
     min: 'positive',
     onResume: fixed,
     set: (lr) => ({ lr }),
     get: (o) => o.lr,
   }),
   real('min-lr', {
-    help: 'floor of the cosine decay (default 3e-4)',
+    help: 'floor of the cosine decay',
     min: 0,
     onResume: fixed,
     set: (minLr) => ({ minLr }),
     get: (o) => o.minLr,
   }),
   int('warmup', {
-    help: 'steps of linear warm-up (default 30)',
+    help: 'steps of linear warm-up',
     min: 0,
     onResume: fixed,
     set: (warmup) => ({ warmup }),
     get: (o) => o.warmup,
   }),
   int('iters', {
-    help: 'optimizer steps; the cosine reaches --min-lr there (default 300)',
+    help: 'optimizer steps; the cosine reaches --min-lr there',
     min: 1,
     onResume: adjustable,
     set: (iters) => ({ iters }),
     get: (o) => o.iters,
   }),
   real('weight-decay', {
-    help: 'AdamW decoupled weight decay (default 0.1)',
+    help: 'AdamW decoupled weight decay',
     min: 0,
     onResume: fixed,
     set: (weightDecay) => ({ weightDecay }),
     get: (o) => o.weightDecay,
   }),
   real('beta1', {
-    help: 'AdamW beta1 (default 0.9)',
+    help: 'AdamW beta1',
     min: 0,
     max: 1,
     onResume: fixed,
@@ -230,7 +231,7 @@ const FLAGS: readonly Flag[] = [
     get: (o) => o.beta1,
   }),
   real('beta2', {
-    help: 'AdamW beta2 (default 0.99)',
+    help: 'AdamW beta2',
     min: 0,
     max: 1,
     onResume: fixed,
@@ -238,14 +239,14 @@ const FLAGS: readonly Flag[] = [
     get: (o) => o.beta2,
   }),
   real('clip', {
-    help: 'clip the global gradient norm to this; 0: no clipping (default 1)',
+    help: 'clip the global gradient norm to this; 0: no clipping',
     min: 0,
     onResume: fixed,
     set: (clip) => ({ clip }),
     get: (o) => o.clip,
   }),
   real('dropout', {
-    help: 'dropout probability (default 0)',
+    help: 'dropout probability',
     min: 0,
     max: 1,
     onResume: fixed,
@@ -253,7 +254,7 @@ const FLAGS: readonly Flag[] = [
     get: (o) => o.dropout,
   }),
   int('seed', {
-    help: 'seed of the weights, data order, dropout and sampling (default 1337)',
+    help: 'seed of the weights, data order, dropout and sampling',
     min: 0,
     max: 2 ** 32 - 1,
     onResume: fixed,
@@ -261,27 +262,27 @@ const FLAGS: readonly Flag[] = [
     get: (o) => o.seed,
   }),
   oneOf('backend', BACKENDS, {
-    help: 'where to compute (default cpu)',
+    help: 'where to compute',
     onResume: adjustable,
     set: (backend) => ({ backend }),
     get: (o) => o.backend,
   }),
   int('eval-every', {
-    help: 'steps between evaluations; 0: only at the end (default 100)',
+    help: 'steps between evaluations; 0: only at the end',
     min: 0,
     onResume: adjustable,
     set: (evalEvery) => ({ evalEvery }),
     get: (o) => o.evalEvery,
   }),
   int('eval-batches', {
-    help: 'batches per loss estimate (default 20)',
+    help: 'batches per loss estimate',
     min: 1,
     onResume: adjustable,
     set: (evalBatches) => ({ evalBatches }),
     get: (o) => o.evalBatches,
   }),
   int('ckpt-every', {
-    help: 'steps between checkpoints; 0: only at the end (default 0)',
+    help: 'steps between checkpoints; 0: only at the end',
     min: 0,
     onResume: adjustable,
     set: (ckptEvery) => ({ ckptEvery }),
@@ -306,14 +307,14 @@ const FLAGS: readonly Flag[] = [
     get: (o) => o.onNonfinite,
   }),
   int('sample-tokens', {
-    help: 'tokens to generate after training; 0: none (default 300)',
+    help: 'tokens to generate after training; 0: none',
     min: 0,
     onResume: adjustable,
     set: (sampleTokens) => ({ sampleTokens }),
     get: (o) => o.sampleTokens,
   }),
   real('temperature', {
-    help: 'sampling temperature; 0: greedy (default 0.8)',
+    help: 'sampling temperature; 0: greedy',
     min: 0,
     onResume: adjustable,
     set: (temperature) => ({ temperature }),
@@ -335,10 +336,16 @@ const FLAGS: readonly Flag[] = [
   ),
 ];
 
+/** The flag's help with its default value, unless the help already says what the default is. */
+function withDefault(flag: Flag): string {
+  const value = flag.get(defaultOptions('out/latest'));
+  return value === undefined || flag.help.includes('default') ? flag.help : `${flag.help} (default ${value})`;
+}
+
 export const USAGE = [
   'usage: pnpm train [flags]     (no flags: a small demo run on generated short stories)',
   '',
-  ...FLAGS.map((f) => `  --${`${f.name} ${f.value}`.padEnd(24)} ${f.help}`),
+  ...FLAGS.map((f) => `  --${`${f.name} ${f.value}`.padEnd(24)} ${withDefault(f)}`),
   `  ${'--help'.padEnd(26)} this text`,
   '',
   'example (the reference run):',

@@ -112,7 +112,7 @@ describe('options', () => {
     });
     expect(mergeResumed(saved, { dim: saved.dim })).toEqual(saved);
     expect(() => mergeResumed(saved, { dim: 128, lr: 1 })).toThrow(
-      /--dim 128 \(the checkpoint has 64\), --lr 1 \(the checkpoint has 0.003\)/,
+      /--dim 128 \(the checkpoint has 64\), --lr 1 \(the checkpoint has 0.01\)/,
     );
   });
 });

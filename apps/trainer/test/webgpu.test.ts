@@ -22,6 +22,6 @@ describe.skipIf(gpu === undefined)('WebGPU', () => {
     const cpu = await run('cpu');
     const webgpu = await run('webgpu');
     expect(webgpu).toHaveLength(4);
-    webgpu.forEach((loss, i) => expect(loss).toBeCloseTo(cpu[i], 4));
+    for (const [i, loss] of webgpu.entries()) expect(loss).toBeCloseTo(cpu[i], 4);
   });
 });
