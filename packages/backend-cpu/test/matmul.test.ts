@@ -1,5 +1,5 @@
 import type { MatmulSpec } from '@loom/tensor';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { matmulInto } from '../src/matmul';
 import { CpuStorage } from '../src/storage';
 import { cpuThreadsReady } from '../src/threads/shared-pool';
@@ -205,5 +205,51 @@ describe('matmul kernels', () => {
   it('rejects a thread count that is not a positive integer', () => {
     expect(() => configureCpuKernels({ threads: 0 })).toThrow(/threads must be a positive integer, got 0/);
     expect(cpuKernelSettings().threads).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('matmul on hosts without SharedArrayBuffer or WebAssembly SIMD', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+    vi.resetModules();
+  });
+
+  async function productOnFreshModules(): Promise<{
+    out: number[];
+    address: number | undefined;
+    shared: boolean | undefined;
+  }> {
+    const { CpuStorage: Storage } = await import('../src/storage');
+    const { matmulInto: product } = await import('../src/matmul');
+    const { configureCpuKernels: configure } = await import('../src/wasm/settings');
+    const { wasmRuntime: runtime } = await import('../src/wasm/runtime');
+    configure({ threads: 2 });
+    const [m, n, k] = [40, 300, 200];
+    const a = new Storage('f32', m * k);
+    const b = new Storage('f32', k * n);
+    const out = new Storage('f32', m * n);
+    a.f32.fill(0.5);
+    b.f32.fill(0.25);
+    product(spec(m, n, k), a, b, out);
+    return { out: [out.f32[0], out.f32[m * n - 1]], address: out.address, shared: runtime()?.heap.shared };
+  }
+
+  it('runs the SIMD kernels on one thread over an unshared memory', async () => {
+    vi.resetModules();
+    vi.stubGlobal('SharedArrayBuffer', undefined);
+    const { out, address, shared } = await productOnFreshModules();
+    expect(shared).toBe(false);
+    expect(address).toBeDefined();
+    expect(out).toEqual([25, 25]);
+  });
+
+  it('falls back to the JavaScript kernels without SIMD', async () => {
+    vi.resetModules();
+    vi.spyOn(WebAssembly, 'validate').mockReturnValue(false);
+    const { out, address, shared } = await productOnFreshModules();
+    expect(shared).toBeUndefined();
+    expect(address).toBeUndefined();
+    expect(out).toEqual([25, 25]);
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CpuStorage } from '../src/storage';
 import { BlockAllocator } from '../src/wasm/allocator';
 import { WasmHeap } from '../src/wasm/heap';
@@ -127,5 +127,40 @@ describe('CpuStorage', () => {
     s.free();
     expect(() => s.f32).toThrow(/f32\[4\] used after free\(\)/);
     expect(() => s.address).toThrow(/used after free/);
+  });
+});
+
+describe('hosts without SharedArrayBuffer or WebAssembly SIMD', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+    vi.resetModules();
+  });
+
+  it('use an unshared memory and re-create views after it grows', async () => {
+    vi.resetModules();
+    vi.stubGlobal('SharedArrayBuffer', undefined);
+    const storage = await import('../src/storage');
+    const runtime = await import('../src/wasm/runtime');
+    const s = new storage.CpuStorage('f32', 4);
+    expect(runtime.wasmRuntime()?.heap.shared).toBe(false);
+    s.f32.set([1, 2, 3, 4]);
+    const before = s.f32;
+    const big = new storage.CpuStorage('f32', 40_000_000);
+    expect(before.length).toBe(0);
+    expect([...s.f32]).toEqual([1, 2, 3, 4]);
+    big.free();
+    s.free();
+  });
+
+  it('keep values in ordinary typed arrays when SIMD is missing', async () => {
+    vi.resetModules();
+    vi.spyOn(WebAssembly, 'validate').mockReturnValue(false);
+    const storage = await import('../src/storage');
+    const runtime = await import('../src/wasm/runtime');
+    const s = new storage.CpuStorage('f32', 4);
+    expect(s.address).toBeUndefined();
+    expect(runtime.wasmUnavailableReason()).toMatch(/SIMD/);
+    expect(s.f32.buffer).toBeInstanceOf(ArrayBuffer);
   });
 });
