@@ -192,6 +192,18 @@ describe('matmul kernels', () => {
     }
   });
 
+  it('reaches memory that grew after the workers started', async () => {
+    configureCpuKernels({ wasm: true, threads: 2 });
+    expect(await cpuThreadsReady()).toBe(2);
+    const heap = wasmRuntime()?.heap;
+    const before = heap?.byteLength ?? 0;
+    const filler = new CpuStorage('f32', 30_000_000);
+    expect(heap?.byteLength).toBeGreaterThan(before);
+    const { worst } = run(spec(400, 300, 256));
+    expect(worst).toBeLessThanOrEqual(1);
+    filler.free();
+  });
+
   it('rejects storages smaller than the spec needs', () => {
     const a = new CpuStorage('f32', 6);
     const b = new CpuStorage('f32', 6);
