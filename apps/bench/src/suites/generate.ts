@@ -164,6 +164,7 @@ export const generateSuite: Suite = {
     }
     const samples = recomputeSamples(options);
     const long = new TransformerLM(stories15MShape(1024)).eval();
+    await cachedDecodeMs(long, chooser, WARM_UP_STEPS);
     for (const steps of [256, 1000]) {
       const stride = samples === 0 ? 1 : Math.ceil(steps / samples);
       const cached = await cachedDecodeMs(long, chooser, steps);
