@@ -1,5 +1,34 @@
 import type { AttentionSpec, Shape } from '@loom/tensor';
 
+/** Dot product of a[ao..ao+n) and b[bo..bo+n), four independent sums. */
+function dot(a: Float32Array, ao: number, b: Float32Array, bo: number, n: number): number {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let d = 0;
+  for (; d + 3 < n; d += 4) {
+    s0 += a[ao + d] * b[bo + d];
+    s1 += a[ao + d + 1] * b[bo + d + 1];
+    s2 += a[ao + d + 2] * b[bo + d + 2];
+    s3 += a[ao + d + 3] * b[bo + d + 3];
+  }
+  for (; d < n; d++) s0 += a[ao + d] * b[bo + d];
+  return s0 + s1 + s2 + s3;
+}
+
+/** acc[0..n) += w * v[vo..vo+n). */
+function axpy(acc: Float64Array, w: number, v: Float32Array, vo: number, n: number): void {
+  let d = 0;
+  for (; d + 3 < n; d += 4) {
+    acc[d] += w * v[vo + d];
+    acc[d + 1] += w * v[vo + d + 1];
+    acc[d + 2] += w * v[vo + d + 2];
+    acc[d + 3] += w * v[vo + d + 3];
+  }
+  for (; d < n; d++) acc[d] += w * v[vo + d];
+}
+
 /**
  * q [B, T, H, hd], k and v [B, S, Hkv, hd] -> out [B, T, H, hd]. Query head h reads kv head
  * floor(h / (H / Hkv)); with `causal`, query t sees keys s <= offset + t.
@@ -17,29 +46,27 @@ export function attentionKernel(
   const s = kShape[1];
   const hkv = kShape[2];
   const group = h / hkv;
+  const rowStride = hkv * hd;
   const scores = new Float64Array(s);
   const acc = new Float64Array(hd);
   for (let bi = 0; bi < b; bi++) {
     for (let p = 0; p < t; p++) {
       const visible = spec.causal ? Math.min(s, spec.offset + p + 1) : s;
       for (let head = 0; head < h; head++) {
-        const kvHead = Math.floor(head / group);
+        const kvBase = bi * s * rowStride + Math.floor(head / group) * hd;
         const qo = ((bi * t + p) * h + head) * hd;
         let max = Number.NEGATIVE_INFINITY;
         for (let j = 0; j < visible; j++) {
-          const ko = ((bi * s + j) * hkv + kvHead) * hd;
-          let dot = 0;
-          for (let d = 0; d < hd; d++) dot += q[qo + d] * k[ko + d];
-          scores[j] = dot * spec.scale;
-          if (scores[j] > max) max = scores[j];
+          const score = dot(q, qo, k, kvBase + j * rowStride, hd) * spec.scale;
+          scores[j] = score;
+          if (score > max) max = score;
         }
         let sum = 0;
         acc.fill(0);
         for (let j = 0; j < visible; j++) {
           const w = Math.exp(scores[j] - max);
           sum += w;
-          const vo = ((bi * s + j) * hkv + kvHead) * hd;
-          for (let d = 0; d < hd; d++) acc[d] += w * v[vo + d];
+          axpy(acc, w, v, kvBase + j * rowStride, hd);
         }
         for (let d = 0; d < hd; d++) out[qo + d] = visible === 0 ? 0 : acc[d] / sum;
       }
