@@ -27,7 +27,7 @@ export interface Job {
  * Polls of its state before a worker sleeps (about a millisecond): keeps it available for the
  * next product of a sequence (a training step) without a futex wake-up.
  */
-const WORKER_SPIN = 200_000;
+const WORKER_SPIN = 100_000;
 /** Polls before the main thread sleeps while a worker finishes its last chunk. */
 const MAIN_SPIN = 20_000;
 

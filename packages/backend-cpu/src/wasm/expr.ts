@@ -2,6 +2,7 @@ import { writeSigned, writeUnsigned } from './leb128';
 import {
   MemOp,
   Op,
+  SIMD_I8X16_SHUFFLE,
   SIMD_PREFIX,
   SIMD_V128_CONST,
   SimdLaneOp,
@@ -74,6 +75,20 @@ export function lane(name: SimdLaneOp, vector: Operand, index: number): Expr {
     code.push(SIMD_PREFIX);
     writeUnsigned(code, SimdLaneOp[name]);
     code.push(index);
+  });
+}
+
+/**
+ * Picks four 32-bit lanes out of `a` (lanes 0-3) and `b` (lanes 4-7), as i8x16.shuffle with the
+ * byte indices of those lanes.
+ */
+export function shuffle32(a: Operand, b: Operand, lanes: readonly [number, number, number, number]): Expr {
+  return expr((code) => {
+    emitOperand(code, a);
+    emitOperand(code, b);
+    code.push(SIMD_PREFIX);
+    writeUnsigned(code, SIMD_I8X16_SHUFFLE);
+    for (const l of lanes) code.push(4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3);
   });
 }
 

@@ -1,4 +1,4 @@
-import { f32, type Local, load, type Operand, op, simd, simdLoad, v128Zero } from './expr';
+import { f32, type Local, load, type Operand, op, shuffle32, simd, simdLoad, v128Zero } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import type { ModuleBuilder } from './module-builder';
 import { ValType } from './opcodes';
@@ -127,44 +127,22 @@ export function emitGemm(mod: ModuleBuilder, config: GemmConfig): void {
  */
 function emitPackA(f: FunctionBuilder, { mr }: GemmConfig): void {
   const [src, rs, cs, mc, kc, dst] = f.params;
-  const [ip, height, r, p, s, d, csBytes] = f.locals(I, 7);
-  f.set(csBytes, bytes(cs));
+  const [ip, height] = f.locals(I, 2);
+  const panel = panelLocals(f);
   f.for(ip, 0, mc, mr, () => {
     f.set(height, min(mr, sub(mc, ip)));
-    const contiguous = op('i32.and', op('i32.eq', height, mr), op('i32.eq', rs, 1));
-    const vectorPanel = () => {
-      f.set(s, add(src, bytes(ip)));
-      f.set(d, dst);
-      f.for(p, 0, kc, 1, () => {
-        for (let v = 0; v < mr / 4; v++) f.storeV128(d, simdLoad('v128.load', s, 16 * v), 16 * v);
-        f.set(s, add(s, csBytes));
-        f.set(d, add(d, 4 * mr));
-      });
-    };
-    const scalarPanel = () => {
-      f.for(r, 0, mr, 1, () => {
-        f.set(d, add(dst, bytes(r)));
-        f.if(
-          op('i32.lt_s', r, height),
-          () => {
-            f.set(s, add(src, bytes(mul(add(ip, r), rs))));
-            f.for(p, 0, kc, 1, () => {
-              f.store('f32.store', d, load('f32.load', s));
-              f.set(s, add(s, csBytes));
-              f.set(d, add(d, 4 * mr));
-            });
-          },
-          () => {
-            f.for(p, 0, kc, 1, () => {
-              f.store('f32.store', d, f32(0));
-              f.set(d, add(d, 4 * mr));
-            });
-          },
-        );
-      });
-    };
-    if (mr % 4 === 0) f.if(contiguous, vectorPanel, scalarPanel);
-    else scalarPanel();
+    const full = op('i32.eq', height, mr);
+    const base = add(src, bytes(mul(ip, rs)));
+    emitPanel(f, panel, {
+      base,
+      lineStride: rs,
+      stepStride: cs,
+      lines: height,
+      width: mr,
+      steps: kc,
+      dst,
+      full,
+    });
     f.set(dst, add(dst, mul(kc, 4 * mr)));
   });
 }
@@ -176,45 +154,137 @@ function emitPackA(f: FunctionBuilder, { mr }: GemmConfig): void {
 function emitPackB(f: FunctionBuilder, { nv }: GemmConfig): void {
   const nr = 4 * nv;
   const [src, rs, cs, kc, nc, dst] = f.params;
-  const [jp, width, col, p, s, d, rsBytes] = f.locals(I, 7);
-  f.set(rsBytes, bytes(rs));
+  const [jp, width] = f.locals(I, 2);
+  const panel = panelLocals(f);
   f.for(jp, 0, nc, nr, () => {
     f.set(width, min(nr, sub(nc, jp)));
+    const full = op('i32.eq', width, nr);
+    const base = add(src, bytes(mul(jp, cs)));
+    emitPanel(f, panel, {
+      base,
+      lineStride: cs,
+      stepStride: rs,
+      lines: width,
+      width: nr,
+      steps: kc,
+      dst,
+      full,
+    });
+    f.set(dst, add(dst, mul(kc, 4 * nr)));
+  });
+}
+
+/** Scratch locals of `emitPanel`. */
+interface PanelLocals {
+  readonly line: Local;
+  readonly p: Local;
+  readonly s: Local;
+  readonly d: Local;
+  readonly stepBytes: Local;
+  readonly lineBytes: Local;
+  readonly vectorSteps: Local;
+  readonly ptr: readonly Local[];
+  readonly v: readonly Local[];
+  readonly t: readonly Local[];
+}
+
+function panelLocals(f: FunctionBuilder): PanelLocals {
+  const [line, p, s, d, stepBytes, lineBytes, vectorSteps] = f.locals(I, 7);
+  return {
+    line,
+    p,
+    s,
+    d,
+    stepBytes,
+    lineBytes,
+    vectorSteps,
+    ptr: f.locals(I, 4),
+    v: f.locals(V, 4),
+    t: f.locals(V, 4),
+  };
+}
+
+/** One packed panel: `lines` source lines (rows of A or columns of B) of `steps` values each. */
+interface PanelSpec {
+  /** Address of the first value of the first line. */
+  readonly base: Operand;
+  /** Elements between consecutive lines, and between consecutive steps along a line. */
+  readonly lineStride: Operand;
+  readonly stepStride: Operand;
+  /** Lines present (the rest of the panel is zero), and lines per panel (a multiple of 4 for the vector paths). */
+  readonly lines: Operand;
+  readonly width: number;
+  readonly steps: Operand;
+  readonly dst: Operand;
+  /** Whether all `width` lines are present. */
+  readonly full: Operand;
+}
+
+/**
+ * Packs a panel step-major: dst[step * width + line]. Full panels whose values are contiguous
+ * across lines copy vectors; full panels contiguous along lines transpose 4 x 4 blocks; the
+ * rest (edge panels, other strides, the last steps) go value by value.
+ */
+function emitPanel(f: FunctionBuilder, l: PanelLocals, spec: PanelSpec): void {
+  const { width } = spec;
+  f.set(l.stepBytes, bytes(spec.stepStride));
+  f.set(l.lineBytes, bytes(spec.lineStride));
+  f.set(l.vectorSteps, 0);
+  const copyAcross = () => {
+    f.set(l.s, spec.base);
+    f.set(l.d, spec.dst);
+    f.for(l.p, 0, spec.steps, 1, () => {
+      for (let v = 0; v < width / 4; v++) f.storeV128(l.d, simdLoad('v128.load', l.s, 16 * v), 16 * v);
+      f.set(l.s, add(l.s, l.stepBytes));
+      f.set(l.d, add(l.d, 4 * width));
+    });
+    f.set(l.vectorSteps, spec.steps);
+  };
+  const transposeAlong = () => {
+    f.set(l.vectorSteps, op('i32.and', spec.steps, -4));
+    for (let g = 0; g < width / 4; g++) {
+      for (let i = 0; i < 4; i++) f.set(l.ptr[i], add(spec.base, mul(l.lineBytes, 4 * g + i)));
+      f.set(l.d, add(spec.dst, 16 * g));
+      f.for(l.p, 0, l.vectorSteps, 4, () => {
+        for (let i = 0; i < 4; i++) f.set(l.v[i], simdLoad('v128.load', l.ptr[i]));
+        f.set(l.t[0], shuffle32(l.v[0], l.v[1], [0, 4, 1, 5]));
+        f.set(l.t[1], shuffle32(l.v[0], l.v[1], [2, 6, 3, 7]));
+        f.set(l.t[2], shuffle32(l.v[2], l.v[3], [0, 4, 1, 5]));
+        f.set(l.t[3], shuffle32(l.v[2], l.v[3], [2, 6, 3, 7]));
+        f.storeV128(l.d, shuffle32(l.t[0], l.t[2], [0, 1, 4, 5]));
+        f.storeV128(l.d, shuffle32(l.t[0], l.t[2], [2, 3, 6, 7]), 4 * width);
+        f.storeV128(l.d, shuffle32(l.t[1], l.t[3], [0, 1, 4, 5]), 8 * width);
+        f.storeV128(l.d, shuffle32(l.t[1], l.t[3], [2, 3, 6, 7]), 12 * width);
+        for (let i = 0; i < 4; i++) f.set(l.ptr[i], add(l.ptr[i], 16));
+        f.set(l.d, add(l.d, 16 * width));
+      });
+    }
+  };
+  if (width % 4 === 0) {
+    f.if(op('i32.and', spec.full, op('i32.eq', spec.stepStride, 1)), transposeAlong, () =>
+      f.if(op('i32.and', spec.full, op('i32.eq', spec.lineStride, 1)), copyAcross),
+    );
+  }
+  // Whatever the vector paths left: steps [vectorSteps, steps) of every line, zeros past `lines`.
+  f.for(l.line, 0, width, 1, () => {
+    f.set(l.d, add(spec.dst, bytes(add(mul(l.vectorSteps, width), l.line))));
     f.if(
-      op('i32.and', op('i32.eq', width, nr), op('i32.eq', cs, 1)),
+      op('i32.lt_s', l.line, spec.lines),
       () => {
-        f.set(s, add(src, bytes(jp)));
-        f.set(d, dst);
-        f.for(p, 0, kc, 1, () => {
-          for (let v = 0; v < nv; v++) f.storeV128(d, simdLoad('v128.load', s, 16 * v), 16 * v);
-          f.set(s, add(s, rsBytes));
-          f.set(d, add(d, 4 * nr));
+        f.set(l.s, add(spec.base, add(mul(l.line, l.lineBytes), mul(l.vectorSteps, l.stepBytes))));
+        f.for(l.p, l.vectorSteps, spec.steps, 1, () => {
+          f.store('f32.store', l.d, load('f32.load', l.s));
+          f.set(l.s, add(l.s, l.stepBytes));
+          f.set(l.d, add(l.d, 4 * width));
         });
       },
       () => {
-        f.for(col, 0, nr, 1, () => {
-          f.set(d, add(dst, bytes(col)));
-          f.if(
-            op('i32.lt_s', col, width),
-            () => {
-              f.set(s, add(src, bytes(mul(add(jp, col), cs))));
-              f.for(p, 0, kc, 1, () => {
-                f.store('f32.store', d, load('f32.load', s));
-                f.set(s, add(s, rsBytes));
-                f.set(d, add(d, 4 * nr));
-              });
-            },
-            () => {
-              f.for(p, 0, kc, 1, () => {
-                f.store('f32.store', d, f32(0));
-                f.set(d, add(d, 4 * nr));
-              });
-            },
-          );
+        f.for(l.p, l.vectorSteps, spec.steps, 1, () => {
+          f.store('f32.store', l.d, f32(0));
+          f.set(l.d, add(l.d, 4 * width));
         });
       },
     );
-    f.set(dst, add(dst, mul(kc, 4 * nr)));
   });
 }
 

@@ -79,3 +79,6 @@ export type SimdLaneOp = keyof typeof SimdLaneOp;
 
 /** `v128.const` takes 16 immediate bytes. */
 export const SIMD_V128_CONST = 0x0c;
+
+/** `i8x16.shuffle` takes 16 immediate lane indices (0-31 over the bytes of both operands). */
+export const SIMD_I8X16_SHUFFLE = 0x0d;
