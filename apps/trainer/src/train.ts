@@ -123,6 +123,15 @@ export async function train(
   }
 }
 
+/**
+ * Lets the event loop run: on the CPU every read-back resolves at once, so without this a
+ * run would never see Ctrl-C (signals arrive as event-loop callbacks) nor flush its progress
+ * to a pipe until it ended.
+ */
+function nextTick(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** The training loop of one session and the bookkeeping a checkpoint needs. */
 class Session {
   readonly steps: StepRecord[] = [];
@@ -218,6 +227,7 @@ class Session {
       const interrupted = this.hooks.signal?.aborted === true;
       if (last || interrupted || (o.ckptEvery > 0 && this.step % o.ckptEvery === 0)) await this.#checkpoint();
       if (interrupted && !last) return this.#end('interrupted');
+      await nextTick();
     }
     return this.#end('finished');
   }
