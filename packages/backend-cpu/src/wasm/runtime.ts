@@ -1,14 +1,16 @@
 import type { Block } from './allocator';
-import { GEMM_PARAMS, gemmLayout } from './gemm-kernel';
-import { GEMV_N_PARAMS, GEMV_T_PARAMS } from './gemv-kernel';
+import { gemmLayout } from './gemm-kernel';
 import { WasmHeap } from './heap';
 import { buildKernelModule, GEMM_CONFIG } from './kernel-module';
 
-/** Names of the kernels the module exports, with their parameter lists. */
-export const KERNEL_PARAMS = { gemm: GEMM_PARAMS, gemv_t: GEMV_T_PARAMS, gemv_n: GEMV_N_PARAMS } as const;
-export type KernelName = keyof typeof KERNEL_PARAMS;
+/** The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS). */
+export type KernelName = 'gemm' | 'gemv_t' | 'gemv_n';
 export const KERNEL_NAMES: readonly KernelName[] = ['gemm', 'gemv_t', 'gemv_n'];
 
+/**
+ * A kernel export. Callers append the running thread's gemm work area as the last argument;
+ * the matrix-vector kernels take one parameter fewer and ignore it.
+ */
 export type Kernel = (...args: number[]) => void;
 
 /** The compiled kernel module, its instance on this thread, and the heap it works in. */
@@ -39,7 +41,12 @@ export function wasmUnavailableReason(): string | undefined {
 
 function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
   if (typeof WebAssembly !== 'object') return { unsupported: 'WebAssembly is not available' };
-  const heap = WasmHeap.create();
+  let heap: WasmHeap;
+  try {
+    heap = WasmHeap.create();
+  } catch (error) {
+    return { unsupported: String(error) };
+  }
   const bytes = buildKernelModule(heap.limits);
   if (!WebAssembly.validate(bytes)) return { unsupported: 'WebAssembly SIMD (128-bit) is not supported' };
   const module = new WebAssembly.Module(bytes);
