@@ -2,6 +2,7 @@ import type { Suite } from '../suite';
 import { generateSuite } from './generate';
 import { memorySuite } from './memory';
 import { tokenizerSuite } from './tokenizer';
+import { trainSuite } from './train';
 
 /** Every benchmark suite, by the name given on the command line. */
-export const suites: readonly Suite[] = [tokenizerSuite, generateSuite, memorySuite];
+export const suites: readonly Suite[] = [tokenizerSuite, generateSuite, memorySuite, trainSuite];

@@ -1,0 +1,134 @@
+import { readFileSync } from 'node:fs';
+import { AutodiffBackend, valueAndGrad } from '@loom/autograd';
+import { CpuBackend } from '@loom/backend-cpu';
+import {
+  AdamW,
+  clipGradNorm,
+  makeConfig,
+  type Preset,
+  parameterCount,
+  TransformerLM,
+  warmupCosine,
+} from '@loom/nn';
+import { type Backend, setBackend, type Tensor, tensor, uniformAt } from '@loom/tensor';
+import { CharTokenizer } from '@loom/tokenizer';
+import { sharedDataFile } from '../shared-data';
+import { median } from '../stats';
+import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
+
+/** The issue's reference setup: char-level TinyShakespeare, 4 layers, 4 heads, dim 128, block 64, batch 12. */
+const REFERENCE = { layers: 4, heads: 4, dim: 128, block: 64, batch: 12 } as const;
+/** PyTorch 1.13 (OpenBLAS) on the same 2-core machine: median ms per iteration of the gpt2 reference. */
+const PYTORCH_MS = 87.6;
+const WARM_UP = 3;
+const TIMED = 15;
+
+async function createBackend(name: SuiteOptions['backend']): Promise<Backend> {
+  if (name === 'cpu') return new CpuBackend();
+  const { requireNodeWebGPU } = await import('@loom/webgpu-node');
+  return requireNodeWebGPU();
+}
+
+/** The first 90% of TinyShakespeare as character ids, and the vocabulary size. */
+function trainingTokens(): { tokens: Int32Array; vocabSize: number } {
+  const path = sharedDataFile('tinyshakespeare.txt');
+  if (path === undefined) {
+    throw new Error(
+      'bench train: tinyshakespeare.txt not found; put the shared data folder at ../shared/data beside the repository',
+    );
+  }
+  const text = readFileSync(path, 'utf8');
+  const tokenizer = CharTokenizer.fromCorpus(text);
+  return {
+    tokens: Int32Array.from(tokenizer.encode(text.slice(0, Math.floor(text.length * 0.9)))),
+    vocabSize: tokenizer.vocabSize,
+  };
+}
+
+/** Batch `step`: `batch` random windows of block + 1 tokens, inputs and next-token targets. */
+function batchAt(tokens: Int32Array, step: number): { inputs: Tensor; targets: Tensor } {
+  const { batch, block } = REFERENCE;
+  const inputs = new Int32Array(batch * block);
+  const targets = new Int32Array(batch * block);
+  for (let row = 0; row < batch; row++) {
+    const start = Math.floor(uniformAt(step, row) * (tokens.length - block - 1));
+    inputs.set(tokens.subarray(start, start + block), row * block);
+    targets.set(tokens.subarray(start + 1, start + block + 1), row * block);
+  }
+  const shape = [batch, block];
+  return {
+    inputs: tensor(inputs, shape, { dtype: 'i32' }),
+    targets: tensor(targets, shape, { dtype: 'i32' }),
+  };
+}
+
+interface StepTimes {
+  /** Forward and backward pass, loss read back. */
+  readonly gradMs: number;
+  /** Gradient clipping and the AdamW update, finished. */
+  readonly updateMs: number;
+  readonly loss: number;
+}
+
+/** Median timings of the reference training step for one preset, after a warm-up. */
+async function timeTraining(preset: Preset, backendName: SuiteOptions['backend']): Promise<Row> {
+  const { tokens, vocabSize } = trainingTokens();
+  setBackend(new AutodiffBackend(await createBackend(backendName)));
+  const { layers, heads, dim, block, batch } = REFERENCE;
+  const config = makeConfig(preset, { vocabSize, dim, numLayers: layers, numHeads: heads, maxSeqLen: block });
+  const model = new TransformerLM(config, { seed: 1337 });
+  const params = model.parameters();
+  const optimizer = new AdamW({ beta1: 0.9, beta2: 0.99, weightDecay: 0.1 });
+  const lr = warmupCosine({ maxLr: 1e-3, minLr: 1e-4, warmup: 100, decaySteps: 2000 });
+  const steps: StepTimes[] = [];
+  for (let step = 0; step < WARM_UP + TIMED; step++) {
+    const { inputs, targets } = batchAt(tokens, step);
+    const start = performance.now();
+    const { value, grads } = valueAndGrad(() => model.loss(inputs, targets), params);
+    const loss = await value.item();
+    const graded = performance.now();
+    const clipped = clipGradNorm(grads, 1);
+    optimizer.step(params, clipped.grads, lr(step));
+    await params[params.length - 1].data();
+    const done = performance.now();
+    for (const t of [inputs, targets, value, clipped.norm, ...grads, ...clipped.grads]) t.dispose();
+    if (step >= WARM_UP) steps.push({ gradMs: graded - start, updateMs: done - graded, loss });
+  }
+  optimizer.dispose();
+  model.dispose();
+  const ms = median(steps.map((s) => s.gradMs + s.updateMs));
+  return {
+    preset,
+    parameters: parameterCount(config),
+    'forward+backward ms': median(steps.map((s) => s.gradMs)),
+    'clip+AdamW ms': median(steps.map((s) => s.updateMs)),
+    'ms/iter': ms,
+    'tokens/s': Math.round((batch * block * 1000) / ms),
+    'vs PyTorch': ms / PYTORCH_MS,
+    'last loss': steps[steps.length - 1].loss,
+  };
+}
+
+export const trainSuite: Suite = {
+  name: 'train',
+  description:
+    'training ms/iteration and tokens/s of the reference setup (char TinyShakespeare, 4x128, AdamW)',
+  async run(options: SuiteOptions): Promise<SuiteResult> {
+    const presets: Preset[] = options.args.length > 0 ? [] : ['gpt2', 'llama'];
+    for (const arg of options.args) {
+      if (arg !== 'gpt2' && arg !== 'llama') {
+        throw new Error(`bench train: expected presets gpt2 and/or llama after the suite name, got ${arg}`);
+      }
+      presets.push(arg);
+    }
+    const rows: Row[] = [];
+    for (const preset of presets) rows.push(await timeTraining(preset, options.backend));
+    return {
+      title: `train on ${options.backend}: 4 layers, 4 heads, dim 128, block 64, batch 12 (${REFERENCE.batch * REFERENCE.block} tokens/step); median of ${TIMED} steps after ${WARM_UP}`,
+      rows,
+      notes: [
+        `vs PyTorch: ratio to ${PYTORCH_MS} ms/iter, PyTorch 1.13 (OpenBLAS) on the gpt2 reference on this 2-core machine`,
+      ],
+    };
+  },
+};
