@@ -12,7 +12,7 @@ export interface Corpus {
 }
 
 /** Share of the text (from its start) that is trained on; the rest is the validation split. */
-export const TRAIN_FRACTION = 0.9;
+const TRAIN_FRACTION = 0.9;
 
 /** Reads `path` as UTF-8, or generates the built-in short stories when no path is given. */
 export function loadCorpus(path: string | undefined): Corpus {

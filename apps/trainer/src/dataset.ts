@@ -1,6 +1,5 @@
 import { CharTokenizer, type Tokenizer, trainBpe } from '@loom/tokenizer';
-import type { Corpus } from './corpus';
-import { splitCorpus } from './corpus';
+import { type Corpus, splitCorpus } from './corpus';
 import type { TokenizerChoice } from './options';
 
 /** The token ids of both splits and the tokenizer that made them. */

@@ -106,7 +106,7 @@ export class OptionsError extends Error {
 }
 
 /** Problems that involve more than one option (each flag's own range is checked when it is parsed). */
-export function optionProblems(o: TrainOptions): string[] {
+function optionProblems(o: TrainOptions): string[] {
   const problems: string[] = [];
   if (o.dim % o.heads !== 0) problems.push(`--dim ${o.dim} must be a multiple of --heads ${o.heads}`);
   if (o.heads % o.kvHeads !== 0) problems.push(`--kv-heads ${o.kvHeads} must divide --heads ${o.heads}`);

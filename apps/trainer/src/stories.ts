@@ -1,7 +1,7 @@
 import { CounterRng, keyedSeed } from './random';
 
 /** Seed of the built-in corpus: fixed, so every demo run sees the same stories. */
-export const STORIES_SEED = 2024;
+const STORIES_SEED = 2024;
 /** Size of the built-in corpus in characters (about 300 KB). */
 export const STORIES_CHARS = 300_000;
 
