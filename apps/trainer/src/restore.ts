@@ -1,5 +1,5 @@
-import type { AdamW, TransformerLM } from '@loom/nn';
-import { scope, showShape, type Tensor, tensor } from '@loom/tensor';
+import { type AdamW, Dropout, type TransformerLM } from '@loom/nn';
+import { showShape, type Tensor, tensor } from '@loom/tensor';
 import type { SavedRun } from './checkpoint';
 
 /** AdamW's state names for parameter i: its first and second moments. */
@@ -10,7 +10,7 @@ const MOMENTS = ['m', 'v'] as const;
  * optimizer state must hold both moments of every parameter, shaped like it (or nothing, when
  * no update was applied yet).
  */
-export function restoreRun(model: TransformerLM, optimizer: AdamW, saved: SavedRun, dropout: number): void {
+export function restoreRun(model: TransformerLM, optimizer: AdamW, saved: SavedRun): void {
   model.loadStateDict(new Map(saved.weights.map((t) => [t.name, t])));
   const params = model.parameters();
   if (saved.optimizer.size > 0) {
@@ -35,17 +35,10 @@ export function restoreRun(model: TransformerLM, optimizer: AdamW, saved: SavedR
     [...saved.optimizer].map(([name, t]) => [name, tensor(t.data, t.shape)]),
   );
   optimizer.loadState(state, saved.state.optimizerSteps);
-  if (dropout > 0) replayDropout(model, saved.state.trainingForwards);
+  restoreDropout(model, saved.state.trainingForwards);
 }
 
-/**
- * Dropout layers draw a new mask seed per training forward pass from a private counter; to
- * continue exactly where the saved run stopped, advance those counters by running as many
- * one-token forward passes (their masks are thrown away).
- */
-function replayDropout(model: TransformerLM, forwards: number): void {
-  const token = tensor([0], [1, 1], { dtype: 'i32' });
-  model.train();
-  for (let i = 0; i < forwards; i++) scope(() => void model.forward(token));
-  token.dispose();
+/** Continues every dropout layer's mask stream where the saved run stopped. */
+function restoreDropout(model: TransformerLM, forwards: number): void {
+  for (const m of model.modules()) if (m instanceof Dropout) m.restore(forwards);
 }

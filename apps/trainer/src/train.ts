@@ -102,7 +102,7 @@ export async function train(
     weightDecay: options.weightDecay,
   });
   try {
-    if (saved) restoreRun(model, optimizer, saved, options.dropout);
+    if (saved) restoreRun(model, optimizer, saved);
     io.stderr.write(describeRun(options, corpus, dataset, config, saved?.state.step));
     const session = new Session(options, corpus, dataset, model, optimizer, io, hooks, saved?.state);
     const end = await session.run();

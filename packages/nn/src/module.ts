@@ -40,6 +40,12 @@ export abstract class Module {
     return out;
   }
 
+  /** This module and every module below it, depth first. */
+  *modules(): Generator<Module> {
+    yield this;
+    for (const child of this.#children.values()) yield* child.modules();
+  }
+
   parameters(): Tensor[] {
     return this.namedParameters().map(([, t]) => t);
   }

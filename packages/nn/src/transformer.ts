@@ -59,7 +59,7 @@ export class TransformerLM extends Module {
           'output',
           new Linear(config.dim, config.vocabSize, { bias: false, std: INIT_STD, seed: seeds() }),
         );
-    this.#dropout = new Dropout(init.dropout, seeds());
+    this.#dropout = this.addChild('dropout', new Dropout(init.dropout, seeds()));
   }
 
   /** Final hidden states: tokens i32 [B, T] -> [B, T, dim]. */
@@ -81,7 +81,7 @@ export class TransformerLM extends Module {
         const positions = arange(t, ctx.offset, 1, { backend: tokens.backend, dtype: 'i32' });
         x = x.add(this.posEmbeddings.forward(positions)); // [B, T, dim] + [T, dim]
       }
-      x = this.#dropout.forward(x, this.training);
+      x = this.#dropout.forward(x);
       for (const layer of this.layers) x = layer.forward(x, ctx);
       return this.norm.forward(x);
     });

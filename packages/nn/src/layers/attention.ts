@@ -35,7 +35,7 @@ export class SelfAttention extends Module {
       new Linear(numHeads * hd, dim, { bias, std: init.residualStd, seed: init.seeds() }),
     );
     this.#rotary = config.preset === 'llama' ? new RotaryEmbedding(config.ropeTheta) : undefined;
-    this.#dropout = new Dropout(init.dropout, init.seeds());
+    this.#dropout = this.addChild('dropout', new Dropout(init.dropout, init.seeds()));
   }
 
   /** x [B, T, dim] -> [B, T, dim]. */
@@ -57,7 +57,7 @@ export class SelfAttention extends Module {
         t,
         numHeads * hd,
       ]); // [B, T, H*hd]
-      return this.#dropout.forward(this.wo.forward(out), this.training);
+      return this.#dropout.forward(this.wo.forward(out));
     });
   }
 }

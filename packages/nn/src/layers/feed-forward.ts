@@ -27,12 +27,12 @@ export class SwiGLUFeedForward extends Module {
       new Linear(hiddenDim, dim, { bias, std: init.residualStd, seed: init.seeds() }),
     );
     this.w3 = this.addChild('w3', new Linear(dim, hiddenDim, { bias, std: init.std, seed: init.seeds() }));
-    this.#dropout = new Dropout(init.dropout, init.seeds());
+    this.#dropout = this.addChild('dropout', new Dropout(init.dropout, init.seeds()));
   }
 
   forward(x: Tensor): Tensor {
     return scope(() =>
-      this.#dropout.forward(this.w2.forward(swiglu(this.w1.forward(x), this.w3.forward(x))), this.training),
+      this.#dropout.forward(this.w2.forward(swiglu(this.w1.forward(x), this.w3.forward(x)))),
     );
   }
 }
@@ -51,10 +51,10 @@ export class GeluMLP extends Module {
       'w2',
       new Linear(hiddenDim, dim, { bias, std: init.residualStd, seed: init.seeds() }),
     );
-    this.#dropout = new Dropout(init.dropout, init.seeds());
+    this.#dropout = this.addChild('dropout', new Dropout(init.dropout, init.seeds()));
   }
 
   forward(x: Tensor): Tensor {
-    return scope(() => this.#dropout.forward(this.w2.forward(this.w1.forward(x).gelu()), this.training));
+    return scope(() => this.#dropout.forward(this.w2.forward(this.w1.forward(x).gelu())));
   }
 }
