@@ -34,14 +34,14 @@ const f32Kernels: Readonly<Record<BinaryOp, RowKernel>> = {
     for (let i = 0; i < n; i++) {
       const x = a[ao + i * as];
       const y = b[bo + i * bs];
-      out[o + i] = x > y || x !== x ? x : y;
+      out[o + i] = x > y || Number.isNaN(x) ? x : y;
     }
   },
   min: (a, ao, as, b, bo, bs, out, o, n) => {
     for (let i = 0; i < n; i++) {
       const x = a[ao + i * as];
       const y = b[bo + i * bs];
-      out[o + i] = x < y || x !== x ? x : y;
+      out[o + i] = x < y || Number.isNaN(x) ? x : y;
     }
   },
 };
