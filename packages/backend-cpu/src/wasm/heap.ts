@@ -20,12 +20,15 @@ const UNSHARED_MAXIMUM = 65536;
 export class WasmHeap {
   readonly #allocator: BlockAllocator;
   #generation = 0;
+  /** A byte view of the whole memory, for zeroing reused blocks; re-created when the memory grows. */
+  #bytes: Uint8Array;
 
   private constructor(
     readonly memory: WebAssembly.Memory,
     readonly limits: ImportedMemory,
   ) {
     this.#allocator = new BlockAllocator(RESERVED_BYTES, memory.buffer.byteLength, (end) => this.#grow(end));
+    this.#bytes = new Uint8Array(memory.buffer);
   }
 
   /** A heap over a shared memory when the host allows one, else over an unshared memory. */
@@ -67,7 +70,8 @@ export class WasmHeap {
   alloc(bytes: number): Block | undefined {
     const result = this.#allocator.alloc(bytes);
     if (!result) return undefined;
-    if (!result.fresh) new Uint8Array(this.memory.buffer, result.block.offset, result.block.size).fill(0);
+    const { offset, size } = result.block;
+    if (!result.fresh) this.#bytes.fill(0, offset, offset + size);
     return result.block;
   }
 
@@ -85,6 +89,7 @@ export class WasmHeap {
       try {
         this.memory.grow(pages);
         this.#generation++;
+        this.#bytes = new Uint8Array(this.memory.buffer);
         return this.memory.buffer.byteLength;
       } catch {}
     }
