@@ -150,7 +150,9 @@ export const matmulSuite: Suite = {
       rows,
       notes: [
         'decode rows (m = 1) are memory-bound: GB/s of weights read = 2 x GFLOP/s.',
-        'js: portable JavaScript kernel; wasm: WebAssembly SIMD kernel, on 1 or more threads.',
+        ...(backend === 'cpu'
+          ? ['js: portable JavaScript kernel; wasm: WebAssembly SIMD kernel, on 1 or more threads.']
+          : []),
       ],
     };
   },
