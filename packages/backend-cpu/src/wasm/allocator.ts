@@ -15,7 +15,6 @@ export interface Block {
 export class BlockAllocator {
   readonly #free: number[][] = [];
   #top: number;
-  #live = 0;
 
   constructor(
     base: number,
@@ -26,16 +25,6 @@ export class BlockAllocator {
     this.#top = Math.ceil(base / BLOCK_ALIGN) * BLOCK_ALIGN;
   }
 
-  /** Bytes in live blocks (rounded sizes). */
-  get liveBytes(): number {
-    return this.#live;
-  }
-
-  /** The offset past the highest block ever handed out. */
-  get top(): number {
-    return this.#top;
-  }
-
   /**
    * A block of at least `bytes` bytes; `fresh` tells whether it was never used (and so still
    * holds zeros). Undefined when the region cannot grow enough.
@@ -44,7 +33,6 @@ export class BlockAllocator {
     const cls = sizeClass(bytes);
     const reused = this.#free[cls.index]?.pop();
     if (reused !== undefined) {
-      this.#live += cls.size;
       return { block: { offset: reused, classIndex: cls.index, size: cls.size }, fresh: false };
     }
     const offset = this.#top;
@@ -63,6 +51,5 @@ export class BlockAllocator {
     const list = this.#free[block.classIndex];
     if (list) list.push(block.offset);
     else this.#free[block.classIndex] = [block.offset];
-    this.#live -= block.size;
   }
 }

@@ -56,11 +56,6 @@ export class WasmHeap {
     return this.#generation;
   }
 
-  /** Bytes in live blocks. */
-  get liveBytes(): number {
-    return this.#allocator.liveBytes;
-  }
-
   /** Current size of the memory in bytes. */
   get byteLength(): number {
     return this.memory.buffer.byteLength;
