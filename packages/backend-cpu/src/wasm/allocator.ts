@@ -42,7 +42,6 @@ export class BlockAllocator {
       this.end = end;
     }
     this.#top = offset + cls.size;
-    this.#live += cls.size;
     return { block: { offset, classIndex: cls.index, size: cls.size }, fresh: true };
   }
 
