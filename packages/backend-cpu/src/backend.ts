@@ -93,16 +93,15 @@ export class CpuBackend implements Backend {
     return this.#get(x.id).i32;
   }
 
-  #alloc(dtype: DType, length: number): { id: DataId; storage: CpuStorage } {
-    const storage = new CpuStorage(dtype, length);
+  /**
+   * Allocates an output, then runs `fill` on it (views are taken after allocation). The output
+   * starts zeroed only when `zeroed` (kernels that leave some elements unwritten); the others
+   * write every element.
+   */
+  #out(dtype: DType, length: number, fill: (out: CpuStorage) => void, zeroed = false): DataId {
+    const storage = new CpuStorage(dtype, length, zeroed);
     const id: DataId = Object.freeze({ backend: this.name });
     this.#store.set(id, storage);
-    return { id, storage };
-  }
-
-  /** Allocates an output, then runs `fill` on it (views are taken after allocation). */
-  #out(dtype: DType, length: number, fill: (out: CpuStorage) => void): DataId {
-    const { id, storage } = this.#alloc(dtype, length);
     fill(storage);
     return id;
   }
@@ -204,16 +203,22 @@ export class CpuBackend implements Backend {
   gather(table: TensorInfo, ids: TensorInfo): DataId {
     const rows = table.shape[0];
     const rowSize = rows === 0 ? 0 : sizeOf(table.shape) / rows;
-    return this.#out(table.dtype, sizeOf(ids.shape) * rowSize, (o) =>
-      gatherKernel(this.#values(table), rows, rowSize, this.#i32(ids), o.values),
+    return this.#out(
+      table.dtype,
+      sizeOf(ids.shape) * rowSize,
+      (o) => gatherKernel(this.#values(table), rows, rowSize, this.#i32(ids), o.values),
+      true,
     );
   }
 
   scatterAdd(src: TensorInfo, ids: TensorInfo, numRows: number): DataId {
     const count = sizeOf(ids.shape);
     const rowSize = count === 0 ? sizeOf(src.shape.slice(ids.shape.length)) : sizeOf(src.shape) / count;
-    return this.#out('f32', numRows * rowSize, (o) =>
-      scatterAddKernel(this.#f32(src), this.#i32(ids), rowSize, numRows, o.f32),
+    return this.#out(
+      'f32',
+      numRows * rowSize,
+      (o) => scatterAddKernel(this.#f32(src), this.#i32(ids), rowSize, numRows, o.f32),
+      true,
     );
   }
 

@@ -25,7 +25,8 @@ const dropped = new FinalizationRegistry<{ heap: WasmHeap; block: Block }>(({ he
  * WebAssembly heap (so matmul kernels and worker threads use them without copying); else, or
  * when the heap is full, in an ordinary typed array. Kernels take views (`f32`, `i32`,
  * `values`) at the start of a call, after allocating their outputs, and do not keep them
- * across calls. New storage holds zeros.
+ * across calls. New storage holds zeros unless created with `zeroed` false, for outputs a kernel
+ * overwrites entirely.
  */
 export class CpuStorage {
   #placement: Placement;
@@ -33,12 +34,13 @@ export class CpuStorage {
   constructor(
     readonly dtype: DType,
     readonly length: number,
+    zeroed = true,
   ) {
     if (!Number.isInteger(length) || length < 0) {
       throw new Error(`CpuStorage: expected a non-negative integer length, got ${length}`);
     }
     const heap = length > 0 ? wasmRuntime()?.heap : undefined;
-    const block = heap?.alloc(length * 4);
+    const block = heap?.alloc(length * 4, zeroed);
     if (heap && block) {
       this.#placement = {
         kind: 'heap',

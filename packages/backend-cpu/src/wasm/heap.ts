@@ -61,12 +61,15 @@ export class WasmHeap {
     return this.memory.buffer.byteLength;
   }
 
-  /** A zeroed block of at least `bytes` bytes, or undefined when the memory is full. */
-  alloc(bytes: number): Block | undefined {
+  /**
+   * A block of at least `bytes` bytes, or undefined when the memory is full. Its first `bytes`
+   * bytes are zero unless `zeroed` is false (for callers that overwrite all of them).
+   */
+  alloc(bytes: number, zeroed = true): Block | undefined {
     const result = this.#allocator.alloc(bytes);
     if (!result) return undefined;
-    const { offset, size } = result.block;
-    if (!result.fresh) this.#bytes.fill(0, offset, offset + size);
+    const { offset } = result.block;
+    if (zeroed && !result.fresh) this.#bytes.fill(0, offset, offset + bytes);
     return result.block;
   }
 
