@@ -28,7 +28,7 @@ import { matmulInto } from './matmul';
 import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
 import { argmaxKernel, reduceKernel } from './reduce';
 import { CpuStorage } from './storage';
-import { silu, unaryKernel } from './unary';
+import { geluSlope, silu, unaryKernel } from './unary';
 
 /** The reference backend: every kernel on host typed arrays, eagerly. */
 export class CpuBackend implements Backend {
@@ -56,6 +56,13 @@ export class CpuBackend implements Backend {
           const u = this.#f32(up);
           const out = o.f32;
           for (let i = 0; i < g.length; i++) out[i] = silu(g[i]) * u[i];
+        }),
+      geluGrad: (x, grad) =>
+        this.#out('f32', sizeOf(x.shape), (o) => {
+          const xv = this.#f32(x);
+          const g = this.#f32(grad);
+          const out = o.f32;
+          for (let i = 0; i < xv.length; i++) out[i] = g[i] * geluSlope(xv[i]);
         }),
       softmax: (x) =>
         this.#out('f32', sizeOf(x.shape), (o) => softmaxKernel(this.#f32(x), lastDim(x.shape), false, o.f32)),

@@ -7,6 +7,13 @@ export function gelu(x: number): number {
   return 0.5 * x * (1 + Math.tanh(GELU_C * (x + 0.044715 * x * x * x)));
 }
 
+/** d gelu(x) / dx, tanh approximation. */
+export function geluSlope(x: number): number {
+  const x2 = x * x;
+  const t = Math.tanh(GELU_C * (x + 0.044715 * x2 * x));
+  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * x2);
+}
+
 export function silu(x: number): number {
   return x / (1 + Math.exp(-x));
 }

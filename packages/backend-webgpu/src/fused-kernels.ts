@@ -1,6 +1,7 @@
 import type { FusedKernels } from '@loom/tensor';
 import { attention } from './kernels/attention';
 import { softmaxCrossEntropy } from './kernels/cross-entropy';
+import { geluGrad } from './kernels/gelu-grad';
 import { layernorm } from './kernels/layernorm';
 import { rmsnorm } from './kernels/rmsnorm';
 import { rope } from './kernels/rope';
@@ -20,5 +21,6 @@ export function fusedKernels(rt: GpuRuntime): FusedKernels {
     logSoftmax: (x) => softmax(rt, 'logSoftmax', x),
     softmaxCrossEntropy: (logits, targets, ignoreIndex) =>
       softmaxCrossEntropy(rt, logits, targets, ignoreIndex),
+    geluGrad: (x, grad) => geluGrad(rt, x, grad),
   };
 }

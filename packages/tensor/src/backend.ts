@@ -75,6 +75,8 @@ export interface FusedKernels {
   logSoftmax(x: TensorInfo): DataId;
   /** Mean over rows whose target is not `ignoreIndex` of -log softmax(logits [N, V])[target]; a scalar. */
   softmaxCrossEntropy(logits: TensorInfo, targets: TensorInfo, ignoreIndex: number): DataId;
+  /** grad * gelu'(x) for the tanh approximation: the backward pass of gelu in one kernel. */
+  geluGrad(x: TensorInfo, grad: TensorInfo): DataId;
 }
 
 /**

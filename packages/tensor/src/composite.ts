@@ -109,3 +109,16 @@ export function softmaxCrossEntropy(logits: Tensor, targets: Tensor, ignoreIndex
     return neg(div(sum(mul(picked, valid)), count));
   });
 }
+
+const GELU_C = Math.sqrt(2 / Math.PI);
+
+/** grad * d/dx [0.5 x (1 + tanh(c (x + 0.044715 x^3)))]. */
+export function geluGrad(x: Tensor, grad: Tensor): Tensor {
+  return scope(() => {
+    const x2 = mul(x, x);
+    const t = mul(add(x, mul(mul(x2, x), 0.044715)), GELU_C).tanh();
+    const dInner = mul(add(mul(x2, 3 * 0.044715), 1), GELU_C);
+    const slope = add(mul(add(t, 1), 0.5), mul(mul(mul(x, 0.5), mul(t, t).neg().add(1)), dInner));
+    return mul(grad, slope);
+  });
+}

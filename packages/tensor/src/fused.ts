@@ -192,3 +192,22 @@ export function softmaxCrossEntropy(logits: Tensor, targets: Tensor, ignoreIndex
     'f32',
   );
 }
+
+/** grad * gelu'(x) (tanh approximation): the backward pass of `gelu`, fused where a backend can. */
+export function geluGrad(x: Tensor, grad: Tensor): Tensor {
+  sameBackend('geluGrad', x, grad);
+  assertDType('geluGrad', x.dtype, ['f32']);
+  if (!shapesEqual(x.shape, grad.shape)) {
+    throw new Error(
+      `geluGrad: x ${showShape(x.shape)} and grad ${showShape(grad.shape)} must have the same shape`,
+    );
+  }
+  return dispatchFused(
+    x,
+    'geluGrad',
+    (k) => k(x.info('geluGrad'), grad.info('geluGrad')),
+    () => composite.geluGrad(x, grad),
+    x.shape,
+    'f32',
+  );
+}

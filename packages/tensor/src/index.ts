@@ -17,6 +17,7 @@ export * from './elementwise';
 export type { AttentionOptions, RopeOptions } from './fused';
 export {
   attention,
+  geluGrad,
   layernorm,
   logSoftmax,
   rmsnorm,

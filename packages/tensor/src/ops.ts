@@ -36,7 +36,8 @@ export type FusedOp =
   | 'swiglu'
   | 'softmax'
   | 'logSoftmax'
-  | 'softmaxCrossEntropy';
+  | 'softmaxCrossEntropy'
+  | 'geluGrad';
 
 export const unaryOps: readonly UnaryOp[] = [
   'neg',
@@ -65,4 +66,5 @@ export const fusedOps: readonly FusedOp[] = [
   'softmax',
   'logSoftmax',
   'softmaxCrossEntropy',
+  'geluGrad',
 ];

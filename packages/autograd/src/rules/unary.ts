@@ -1,8 +1,6 @@
-import { type Tensor, type TensorInfo, type UnaryOp, where } from '@loom/tensor';
+import { geluGrad, type Tensor, type TensorInfo, type UnaryOp, where } from '@loom/tensor';
 import type { BackwardFn } from '../tape';
 import type { RuleContext } from './context';
-
-const GELU_C = Math.sqrt(2 / Math.PI);
 
 /** d out / d x times the incoming gradient, for each unary op. */
 function unaryGrad(op: UnaryOp, x: Tensor, out: Tensor, g: Tensor): Tensor {
@@ -29,19 +27,8 @@ function unaryGrad(op: UnaryOp, x: Tensor, out: Tensor, g: Tensor): Tensor {
       const s = x.sigmoid();
       return g.mul(s.add(x.mul(s).mul(s.neg().add(1))));
     }
-    case 'gelu': {
-      const x2 = x.mul(x);
-      const t = x.add(x2.mul(x).mul(0.044715)).mul(GELU_C).tanh();
-      const dInner = x2
-        .mul(3 * 0.044715)
-        .add(1)
-        .mul(GELU_C);
-      const d = t
-        .add(1)
-        .mul(0.5)
-        .add(x.mul(0.5).mul(t.mul(t).neg().add(1)).mul(dInner));
-      return g.mul(d);
-    }
+    case 'gelu':
+      return geluGrad(x, g);
     case 'relu':
       return where(x.gt(0), g, 0);
     case 'sin':

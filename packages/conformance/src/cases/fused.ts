@@ -1,5 +1,6 @@
 import {
   attention,
+  geluGrad,
   layernorm,
   logSoftmax,
   rmsnorm,
@@ -126,6 +127,16 @@ export const fusedGroups: OpGroup[] = [
       name: `swiglu [${shape.join(', ')}]`,
       inputs: [{ shape, dist: { kind: 'normal', scale: 3 } as const }, { shape }],
       run: ([g, u]: Tensor[]) => swiglu(g, u),
+      tol: { atol: 1e-5, rtol: 1e-4 },
+      fused: true,
+    })),
+  },
+  {
+    op: 'geluGrad',
+    cases: [[1], [257], [768, 512]].map((shape) => ({
+      name: `geluGrad [${shape.join(', ')}]`,
+      inputs: [{ shape, dist: { kind: 'normal', scale: 3 } as const }, { shape }],
+      run: ([x, g]: Tensor[]) => geluGrad(x, g),
       tol: { atol: 1e-5, rtol: 1e-4 },
       fused: true,
     })),
