@@ -20,7 +20,7 @@ import {
 } from '@loom/tensor';
 import { binaryKernel, compareKernel, whereKernel } from './binary';
 import { attentionKernel } from './fused/attention';
-import { layernormKernel, rmsnormKernel } from './fused/norm';
+import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
 import { ropeKernel } from './fused/rope';
 import { crossEntropyKernel, softmaxKernel } from './fused/softmax';
 import { gatherKernel, scatterAddKernel } from './indexing';
@@ -57,6 +57,14 @@ export class CpuBackend implements Backend {
           const out = o.f32;
           for (let i = 0; i < g.length; i++) out[i] = silu(g[i]) * u[i];
         }),
+      rmsnormGrad: (x, w, g, eps) =>
+        this.#out('f32', sizeOf(x.shape), (o) =>
+          rmsnormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32),
+        ),
+      layernormGrad: (x, w, g, eps) =>
+        this.#out('f32', sizeOf(x.shape), (o) =>
+          layernormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32),
+        ),
       geluGrad: (x, grad) =>
         this.#out('f32', sizeOf(x.shape), (o) => {
           const xv = this.#f32(x);

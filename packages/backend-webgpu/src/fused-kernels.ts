@@ -9,8 +9,11 @@ import { softmax } from './kernels/softmax';
 import { swiglu } from './kernels/swiglu';
 import type { GpuRuntime } from './runtime';
 
-/** Every fused kernel of the interface, each a single WGSL kernel (cross-entropy: two). */
-export function fusedKernels(rt: GpuRuntime): FusedKernels {
+/**
+ * The fused kernels this backend has, each a single WGSL kernel (cross-entropy: two); the
+ * norm backward passes run as composites.
+ */
+export function fusedKernels(rt: GpuRuntime): Partial<FusedKernels> {
   return {
     rmsnorm: (x, weight, eps) => rmsnorm(rt, x, weight, eps),
     layernorm: (x, weight, bias, eps) => layernorm(rt, x, weight, bias, eps),

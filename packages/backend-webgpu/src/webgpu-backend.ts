@@ -40,7 +40,7 @@ import { GpuRuntime, type WebGPUStats } from './runtime';
  */
 export class WebGPUBackend implements Backend {
   readonly name = 'webgpu';
-  readonly fused: FusedKernels;
+  readonly fused: Partial<FusedKernels>;
   readonly #rt: GpuRuntime;
 
   private constructor(device: GPUDevice) {

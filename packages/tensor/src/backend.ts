@@ -77,6 +77,10 @@ export interface FusedKernels {
   softmaxCrossEntropy(logits: TensorInfo, targets: TensorInfo, ignoreIndex: number): DataId;
   /** grad * gelu'(x) for the tanh approximation: the backward pass of gelu in one kernel. */
   geluGrad(x: TensorInfo, grad: TensorInfo): DataId;
+  /** The input gradient of rmsnorm(x, weight, eps) given the output gradient `grad`. */
+  rmsnormGrad(x: TensorInfo, weight: TensorInfo, grad: TensorInfo, eps: number): DataId;
+  /** The input gradient of layernorm(x, weight, bias, eps) given the output gradient `grad`. */
+  layernormGrad(x: TensorInfo, weight: TensorInfo, grad: TensorInfo, eps: number): DataId;
 }
 
 /**

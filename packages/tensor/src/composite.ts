@@ -122,3 +122,24 @@ export function geluGrad(x: Tensor, grad: Tensor): Tensor {
     return mul(grad, slope);
   });
 }
+
+/** With r = rsqrt(mean(x^2) + eps), n = x r and dn = grad * weight: dx = r (dn - n mean(dn n)). */
+export function rmsnormGrad(x: Tensor, weight: Tensor, grad: Tensor, eps: number): Tensor {
+  return scope(() => {
+    const r = rsqrt(add(mean(mul(x, x), -1, true), eps));
+    const normed = mul(x, r);
+    const dn = mul(grad, weight);
+    return mul(r, sub(dn, mul(normed, mean(mul(dn, normed), -1, true))));
+  });
+}
+
+/** With n = (x - mean) r and dn = grad * weight: dx = r (dn - mean(dn) - n mean(dn n)). */
+export function layernormGrad(x: Tensor, weight: Tensor, grad: Tensor, eps: number): Tensor {
+  return scope(() => {
+    const centred = sub(x, mean(x, -1, true));
+    const r = rsqrt(add(mean(mul(centred, centred), -1, true), eps));
+    const normed = mul(centred, r);
+    const dn = mul(grad, weight);
+    return mul(r, sub(sub(dn, mean(dn, -1, true)), mul(normed, mean(mul(dn, normed), -1, true))));
+  });
+}

@@ -211,3 +211,40 @@ export function geluGrad(x: Tensor, grad: Tensor): Tensor {
     'f32',
   );
 }
+
+function checkNormGrad(op: string, x: Tensor, weight: Tensor, grad: Tensor): void {
+  sameBackend(op, x, weight, grad);
+  assertDType(op, x.dtype, ['f32']);
+  lastDimMatches(op, x, weight, 'weight');
+  if (!shapesEqual(x.shape, grad.shape)) {
+    throw new Error(
+      `${op}: x ${showShape(x.shape)} and grad ${showShape(grad.shape)} must have the same shape`,
+    );
+  }
+}
+
+/** The input gradient of `rmsnorm(x, weight, eps)` for the output gradient `grad`. */
+export function rmsnormGrad(x: Tensor, weight: Tensor, grad: Tensor, eps = 1e-5): Tensor {
+  checkNormGrad('rmsnormGrad', x, weight, grad);
+  return dispatchFused(
+    x,
+    'rmsnormGrad',
+    (k) => k(x.info('rmsnormGrad'), weight.info('rmsnormGrad'), grad.info('rmsnormGrad'), eps),
+    () => composite.rmsnormGrad(x, weight, grad, eps),
+    x.shape,
+    'f32',
+  );
+}
+
+/** The input gradient of `layernorm(x, weight, bias, eps)` for the output gradient `grad`. */
+export function layernormGrad(x: Tensor, weight: Tensor, grad: Tensor, eps = 1e-5): Tensor {
+  checkNormGrad('layernormGrad', x, weight, grad);
+  return dispatchFused(
+    x,
+    'layernormGrad',
+    (k) => k(x.info('layernormGrad'), weight.info('layernormGrad'), grad.info('layernormGrad'), eps),
+    () => composite.layernormGrad(x, weight, grad, eps),
+    x.shape,
+    'f32',
+  );
+}

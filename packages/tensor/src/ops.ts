@@ -37,7 +37,9 @@ export type FusedOp =
   | 'softmax'
   | 'logSoftmax'
   | 'softmaxCrossEntropy'
-  | 'geluGrad';
+  | 'geluGrad'
+  | 'rmsnormGrad'
+  | 'layernormGrad';
 
 export const unaryOps: readonly UnaryOp[] = [
   'neg',
@@ -67,4 +69,6 @@ export const fusedOps: readonly FusedOp[] = [
   'logSoftmax',
   'softmaxCrossEntropy',
   'geluGrad',
+  'rmsnormGrad',
+  'layernormGrad',
 ];

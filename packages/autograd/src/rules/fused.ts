@@ -2,13 +2,18 @@ import {
   arange,
   cast,
   compare,
-  mean,
+  layernorm,
+  layernormGrad,
+  ones,
+  rmsnorm,
+  rmsnormGrad,
   rope,
   softmax,
   sum,
   type Tensor,
   type TensorInfo,
   tensor,
+  zeros,
 } from '@loom/tensor';
 import type { BackwardFn } from '../tape';
 import type { RuleContext } from './context';
@@ -31,30 +36,26 @@ function sumRows(t: Tensor): Tensor {
   return t.reshape([-1, t.shape[t.rank - 1]]).sum(0); // [d]
 }
 
-/** With r = rsqrt(mean(x^2) + eps) and n = x r: dw = sum(g n), dx = r (g w - n mean(g w n)). */
+/** dx from the fused rmsnormGrad; dw = sum over rows of g · rmsnorm(x, 1). */
 export function rmsnormRule(ctx: RuleContext, x: TensorInfo, weight: TensorInfo, eps: number): BackwardFn {
   return (g, needs) => {
     const xv = ctx.borrow(x);
-    const r = mean(xv.mul(xv), -1, true).add(eps).rsqrt();
-    const normed = xv.mul(r);
-    const dn = g.mul(ctx.borrow(weight));
-    const dx = needs[0] ? r.mul(dn.sub(normed.mul(mean(dn.mul(normed), -1, true)))) : undefined;
-    return [dx, needs[1] ? sumRows(g.mul(normed)) : undefined];
+    const w = ctx.borrow(weight);
+    const dx = needs[0] ? rmsnormGrad(xv, w, g, eps) : undefined;
+    const dw = needs[1] ? sumRows(g.mul(rmsnorm(xv, ones(w.shape, { backend: w.backend }), eps))) : undefined;
+    return [dx, dw];
   };
 }
 
-/** With n = (x - mean) r: dw = sum(g n), db = sum(g), dx = r (dn - mean(dn) - n mean(dn n)). */
+/** dx from the fused layernormGrad; dw = sum of g · normalised x, db = sum of g. */
 export function layernormRule(ctx: RuleContext, x: TensorInfo, weight: TensorInfo, eps: number): BackwardFn {
   return (g, needs) => {
     const xv = ctx.borrow(x);
-    const centred = xv.sub(mean(xv, -1, true));
-    const r = mean(centred.mul(centred), -1, true).add(eps).rsqrt();
-    const normed = centred.mul(r);
-    const dn = g.mul(ctx.borrow(weight));
-    const dx = needs[0]
-      ? r.mul(dn.sub(mean(dn, -1, true)).sub(normed.mul(mean(dn.mul(normed), -1, true))))
-      : undefined;
-    return [dx, needs[1] ? sumRows(g.mul(normed)) : undefined, needs[2] ? sumRows(g) : undefined];
+    const w = ctx.borrow(weight);
+    const dx = needs[0] ? layernormGrad(xv, w, g, eps) : undefined;
+    const normed = (): Tensor =>
+      layernorm(xv, ones(w.shape, { backend: w.backend }), zeros(w.shape, { backend: w.backend }), eps);
+    return [dx, needs[1] ? sumRows(g.mul(normed())) : undefined, needs[2] ? sumRows(g) : undefined];
   };
 }
 

@@ -32,3 +32,58 @@ export function layernormKernel(
     for (let i = 0; i < d; i++) out[o + i] = (x[o + i] - mean) * inv * weight[i] + bias[i];
   }
 }
+
+/** dx of rmsnorm for rows of length d: r (dn - n mean(dn n)) with n = x r, dn = grad * weight. */
+export function rmsnormGradKernel(
+  x: Float32Array,
+  weight: Float32Array,
+  grad: Float32Array,
+  eps: number,
+  out: Float32Array,
+): void {
+  const d = weight.length;
+  const rows = d === 0 ? 0 : x.length / d;
+  for (let row = 0; row < rows; row++) {
+    const o = row * d;
+    let ss = 0;
+    for (let i = 0; i < d; i++) ss += x[o + i] * x[o + i];
+    const r = 1 / Math.sqrt(ss / d + eps);
+    let dot = 0;
+    for (let i = 0; i < d; i++) dot += grad[o + i] * weight[i] * x[o + i] * r;
+    const m = dot / d;
+    for (let i = 0; i < d; i++) out[o + i] = r * (grad[o + i] * weight[i] - x[o + i] * r * m);
+  }
+}
+
+/** dx of layernorm for rows of length d: r (dn - mean(dn) - n mean(dn n)), n = (x - mean) r. */
+export function layernormGradKernel(
+  x: Float32Array,
+  weight: Float32Array,
+  grad: Float32Array,
+  eps: number,
+  out: Float32Array,
+): void {
+  const d = weight.length;
+  const rows = d === 0 ? 0 : x.length / d;
+  for (let row = 0; row < rows; row++) {
+    const o = row * d;
+    let sum = 0;
+    for (let i = 0; i < d; i++) sum += x[o + i];
+    const mean = sum / d;
+    let ss = 0;
+    for (let i = 0; i < d; i++) ss += (x[o + i] - mean) ** 2;
+    const r = 1 / Math.sqrt(ss / d + eps);
+    let sumDn = 0;
+    let sumDnN = 0;
+    for (let i = 0; i < d; i++) {
+      const dn = grad[o + i] * weight[i];
+      sumDn += dn;
+      sumDnN += dn * (x[o + i] - mean) * r;
+    }
+    const meanDn = sumDn / d;
+    const meanDnN = sumDnN / d;
+    for (let i = 0; i < d; i++) {
+      out[o + i] = r * (grad[o + i] * weight[i] - meanDn - (x[o + i] - mean) * r * meanDnN);
+    }
+  }
+}
