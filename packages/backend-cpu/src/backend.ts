@@ -158,7 +158,7 @@ export class CpuBackend implements Backend {
 
   binary(op: BinaryOp, a: TensorInfo, b: TensorInfo, outShape: Shape): DataId {
     return this.#out(a.dtype, sizeOf(outShape), (o) =>
-      binaryKernel(op, a.dtype, this.#values(a), a.shape, this.#values(b), b.shape, o.values, outShape),
+      binaryKernel(op, a.dtype, this.#get(a.id), a.shape, this.#get(b.id), b.shape, o, outShape),
     );
   }
 

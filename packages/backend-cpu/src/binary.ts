@@ -1,5 +1,16 @@
 import type { BinaryOp, CompareOp, DType, HostArray, Shape } from '@loom/tensor';
 import { forEachRow } from './broadcast-rows';
+import { ELEMENTWISE_KERNELS, ELEMENTWISE_OPS, type ElementwiseOp } from './wasm/elementwise-kernel';
+import { type Kernel, wasmRuntime } from './wasm/runtime';
+
+/** An operand of `binaryKernel`: its values, and their byte address when they live in the WebAssembly heap. */
+export interface BinaryOperand {
+  readonly values: HostArray;
+  readonly address: number | undefined;
+}
+
+/** Runs shorter than this stay in JavaScript: the call into WebAssembly costs more than it saves. */
+const MIN_WASM_RUN = 16;
 
 /** out[o + i] = a[ao + i·as] ⊕ b[bo + i·bs] for i < n. One function per op keeps each loop monomorphic. */
 type RowKernel = (
@@ -96,18 +107,62 @@ function runRows(
   );
 }
 
-/** out = a ⊕ b with broadcasting, for a dtype's arithmetic. */
+/**
+ * out = a ⊕ b with broadcasting, for a dtype's arithmetic. f32 add, sub, mul and div run each
+ * long contiguous run in a WebAssembly SIMD kernel when all three operands live in the heap
+ * (bit-identical: one IEEE f32 operation either way); everything else runs in JavaScript.
+ */
 export function binaryKernel(
   op: BinaryOp,
   dtype: DType,
-  a: HostArray,
+  a: BinaryOperand,
   aShape: Shape,
-  b: HostArray,
+  b: BinaryOperand,
   bShape: Shape,
-  out: HostArray,
+  out: BinaryOperand,
   outShape: Shape,
 ): void {
-  runRows((dtype === 'i32' ? i32Kernels : f32Kernels)[op], a, aShape, b, bShape, out, outShape);
+  const kernel = (dtype === 'i32' ? i32Kernels : f32Kernels)[op];
+  const av = a.values;
+  const bv = b.values;
+  const ov = out.values;
+  const wasm =
+    dtype === 'f32' && isElementwiseOp(op) ? wasmRuntime()?.kernels[ELEMENTWISE_KERNELS[op]] : undefined;
+  const ap = a.address;
+  const bp = b.address;
+  const outp = out.address;
+  if (wasm === undefined || ap === undefined || bp === undefined || outp === undefined) {
+    runRows(kernel, av, aShape, bv, bShape, ov, outShape);
+    return;
+  }
+  runHeapRows(wasm, kernel, av, ap, aShape, bv, bp, bShape, ov, outp, outShape);
+}
+
+function isElementwiseOp(op: BinaryOp): op is ElementwiseOp {
+  return ELEMENTWISE_OPS.some((e) => e === op);
+}
+
+/** Like `runRows`, but runs of MIN_WASM_RUN or more go to `wasm` with byte addresses. */
+function runHeapRows(
+  wasm: Kernel,
+  kernel: RowKernel,
+  a: HostArray,
+  aAddress: number,
+  aShape: Shape,
+  b: HostArray,
+  bAddress: number,
+  bShape: Shape,
+  out: HostArray,
+  outAddress: number,
+  outShape: Shape,
+): void {
+  forEachRow(outShape, [aShape, bShape], (o, offsets, n, steps) => {
+    if (n < MIN_WASM_RUN) {
+      kernel(a, offsets[0], steps[0], b, offsets[1], steps[1], out, o, n);
+    } else {
+      wasm(aAddress + 4 * offsets[0], steps[0], bAddress + 4 * offsets[1], steps[1], outAddress + 4 * o, n);
+    }
+  });
 }
 
 /** out = (a ⋈ b) ? 1 : 0 with broadcasting. */

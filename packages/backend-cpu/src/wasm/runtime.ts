@@ -1,15 +1,23 @@
 import type { Block } from './allocator';
+import { ELEMENTWISE_KERNELS } from './elementwise-kernel';
 import { gemmLayout } from './gemm-kernel';
 import { WasmHeap } from './heap';
 import { buildKernelModule, GEMM_CONFIG } from './kernel-module';
 
-/** The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS). */
-export type KernelName = 'gemm' | 'gemv_t' | 'gemv_n';
-export const KERNEL_NAMES: readonly KernelName[] = ['gemm', 'gemv_t', 'gemv_n'];
+type ElementwiseKernelName = (typeof ELEMENTWISE_KERNELS)[keyof typeof ELEMENTWISE_KERNELS];
+
+/** The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS, ELEMENTWISE_PARAMS). */
+export type KernelName = 'gemm' | 'gemv_t' | 'gemv_n' | ElementwiseKernelName;
+export const KERNEL_NAMES: readonly KernelName[] = [
+  'gemm',
+  'gemv_t',
+  'gemv_n',
+  ...Object.values(ELEMENTWISE_KERNELS),
+];
 
 /**
- * A kernel export. Callers append the running thread's gemm work area as the last argument;
- * the matrix-vector kernels take one parameter fewer and ignore it.
+ * A kernel export. Callers of `gemm` append the running thread's gemm work area as the last
+ * argument; the matrix-vector kernels take one parameter fewer and ignore it.
  */
 export type Kernel = (...args: number[]) => void;
 
@@ -55,6 +63,10 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
     gemm: exportedKernel(instance, 'gemm'),
     gemv_t: exportedKernel(instance, 'gemv_t'),
     gemv_n: exportedKernel(instance, 'gemv_n'),
+    binary_add_f32: exportedKernel(instance, 'binary_add_f32'),
+    binary_sub_f32: exportedKernel(instance, 'binary_sub_f32'),
+    binary_mul_f32: exportedKernel(instance, 'binary_mul_f32'),
+    binary_div_f32: exportedKernel(instance, 'binary_div_f32'),
   };
   const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
   if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };
