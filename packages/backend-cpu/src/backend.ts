@@ -19,6 +19,7 @@ import {
   uniformAt,
 } from '@loom/tensor';
 import { binaryKernel, compareKernel, whereKernel } from './binary';
+import { adamwKernel } from './fused/adamw';
 import { attentionKernel } from './fused/attention';
 import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
 import { ropeKernel } from './fused/rope';
@@ -65,6 +66,7 @@ export class CpuBackend implements Backend {
         this.#out('f32', sizeOf(x.shape), (o) =>
           layernormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32),
         ),
+      adamw: (p, g, m, v, spec) => adamwKernel(this.#f32(p), this.#f32(g), this.#f32(m), this.#f32(v), spec),
       geluGrad: (x, grad) =>
         this.#out('f32', sizeOf(x.shape), (o) => {
           const xv = this.#f32(x);

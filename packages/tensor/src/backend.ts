@@ -54,6 +54,18 @@ export interface AttentionSpec {
   readonly scale: number;
 }
 
+/** One AdamW update: bias corrections c1 = 1 - beta1^t and c2 = 1 - beta2^t are precomputed. */
+export interface AdamWSpec {
+  readonly lr: number;
+  readonly beta1: number;
+  readonly beta2: number;
+  readonly eps: number;
+  /** Decoupled weight decay applied to this parameter (0 for norms and biases). */
+  readonly weightDecay: number;
+  readonly c1: number;
+  readonly c2: number;
+}
+
 /**
  * Optional fused kernels. Each returns storage for a new tensor whose shape the front-end
  * already knows; a missing kernel falls back to the composite made of primitives.
@@ -81,6 +93,11 @@ export interface FusedKernels {
   rmsnormGrad(x: TensorInfo, weight: TensorInfo, grad: TensorInfo, eps: number): DataId;
   /** The input gradient of layernorm(x, weight, bias, eps) given the output gradient `grad`. */
   layernormGrad(x: TensorInfo, weight: TensorInfo, grad: TensorInfo, eps: number): DataId;
+  /**
+   * In place: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g²;
+   * p = p (1 - lr wd) - lr (m / c1) / (sqrt(v / c2) + eps).
+   */
+  adamw(param: TensorInfo, grad: TensorInfo, m: TensorInfo, v: TensorInfo, spec: AdamWSpec): void;
 }
 
 /**

@@ -1,7 +1,24 @@
+import type { AdamWSpec } from './backend';
 import { arange, full } from './creation';
-import { add, cast, compare, div, exp, log, mul, ne, neg, pow, rsqrt, silu, sub, where } from './elementwise';
+import {
+  add,
+  cast,
+  compare,
+  div,
+  exp,
+  log,
+  mul,
+  ne,
+  neg,
+  pow,
+  rsqrt,
+  silu,
+  sqrt,
+  sub,
+  where,
+} from './elementwise';
 import { matmul } from './matmul';
-import { concat, permute, slice } from './movement';
+import { concat, permute, slice, writeSlice } from './movement';
 import { max, mean, sum } from './reduce';
 import { scope } from './scope';
 import type { Tensor } from './tensor';
@@ -141,5 +158,26 @@ export function layernormGrad(x: Tensor, weight: Tensor, grad: Tensor, eps: numb
     const normed = mul(centred, r);
     const dn = mul(grad, weight);
     return mul(r, sub(sub(dn, mean(dn, -1, true)), mul(normed, mean(mul(dn, normed), -1, true))));
+  });
+}
+
+function assignInPlace(target: Tensor, source: Tensor): void {
+  writeSlice(
+    target,
+    source,
+    target.shape.map(() => 0),
+  );
+}
+
+/** AdamW's update of param, m and v in place (see FusedKernels.adamw). */
+export function adamw(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, spec: AdamWSpec): void {
+  scope(() => {
+    const m1 = add(mul(m, spec.beta1), mul(grad, 1 - spec.beta1));
+    const v1 = add(mul(v, spec.beta2), mul(mul(grad, grad), 1 - spec.beta2));
+    const update = div(mul(m1, spec.lr / spec.c1), add(sqrt(mul(v1, 1 / spec.c2)), spec.eps));
+    const decayed = spec.weightDecay > 0 ? mul(param, 1 - spec.lr * spec.weightDecay) : param;
+    assignInPlace(m, m1);
+    assignInPlace(v, v1);
+    assignInPlace(param, sub(decayed, update));
   });
 }

@@ -35,3 +35,15 @@ export function dispatchFused<K extends keyof FusedKernels>(
   if (kernel === undefined || forceComposite) return composite();
   return Tensor.fromStorage(like.backend, runKernel(kernel), outShape, dtype);
 }
+
+/** The dispatcher of fused ops that update tensors in place and return nothing. */
+export function dispatchFusedInPlace<K extends keyof FusedKernels>(
+  like: Tensor,
+  op: K,
+  runKernel: (kernel: FusedKernels[K]) => void,
+  composite: () => void,
+): void {
+  const kernel = like.backend.fused[op];
+  if (kernel === undefined || forceComposite) composite();
+  else runKernel(kernel);
+}

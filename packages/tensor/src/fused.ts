@@ -1,5 +1,6 @@
+import type { AdamWSpec } from './backend';
 import * as composite from './composite';
-import { dispatchFused } from './dispatch';
+import { dispatchFused, dispatchFusedInPlace } from './dispatch';
 import { assertDType } from './dtype';
 import { sameBackend } from './guards';
 import { normalizeAxis, shapesEqual, showShape } from './shape';
@@ -246,5 +247,24 @@ export function layernormGrad(x: Tensor, weight: Tensor, grad: Tensor, eps = 1e-
     () => composite.layernormGrad(x, weight, grad, eps),
     x.shape,
     'f32',
+  );
+}
+
+/** One AdamW step of `param` in place, updating its moments `m` and `v` (all f32, one shape). */
+export function adamw(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, spec: AdamWSpec): void {
+  sameBackend('adamw', param, grad, m, v);
+  for (const t of [param, grad, m, v]) {
+    assertDType('adamw', t.dtype, ['f32']);
+    if (!shapesEqual(t.shape, param.shape)) {
+      throw new Error(
+        `adamw: param ${showShape(param.shape)}, grad, m and v must share a shape; got ${showShape(t.shape)}`,
+      );
+    }
+  }
+  dispatchFusedInPlace(
+    param,
+    'adamw',
+    (k) => k(param.info('adamw'), grad.info('adamw'), m.info('adamw'), v.info('adamw'), spec),
+    () => composite.adamw(param, grad, m, v, spec),
   );
 }

@@ -1,4 +1,5 @@
 export type {
+  AdamWSpec,
   AttentionSpec,
   Backend,
   DataId,
@@ -16,6 +17,7 @@ export { allocHost, bytesPerElement } from './dtype';
 export * from './elementwise';
 export type { AttentionOptions, RopeOptions } from './fused';
 export {
+  adamw,
   attention,
   geluGrad,
   layernorm,

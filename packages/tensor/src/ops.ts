@@ -39,7 +39,8 @@ export type FusedOp =
   | 'softmaxCrossEntropy'
   | 'geluGrad'
   | 'rmsnormGrad'
-  | 'layernormGrad';
+  | 'layernormGrad'
+  | 'adamw';
 
 export const unaryOps: readonly UnaryOp[] = [
   'neg',
@@ -71,4 +72,5 @@ export const fusedOps: readonly FusedOp[] = [
   'geluGrad',
   'rmsnormGrad',
   'layernormGrad',
+  'adamw',
 ];

@@ -1,5 +1,8 @@
 import {
+  adamw,
   attention,
+  clone,
+  concat,
   geluGrad,
   layernorm,
   layernormGrad,
@@ -13,7 +16,7 @@ import {
   type Tensor,
 } from '@loom/tensor';
 import type { OpGroup } from '../case';
-import { REDUCTION } from '../tolerance';
+import { ELEMENTWISE, REDUCTION } from '../tolerance';
 
 const rowShapes: readonly (readonly number[])[] = [
   [1, 1],
@@ -130,6 +133,30 @@ export const fusedGroups: OpGroup[] = [
       inputs: [{ shape, dist: { kind: 'normal', scale: 3 } as const }, { shape }],
       run: ([g, u]: Tensor[]) => swiglu(g, u),
       tol: { atol: 1e-5, rtol: 1e-4 },
+      fused: true,
+    })),
+  },
+  {
+    op: 'adamw',
+    cases: [[1], [257], [128, 512]].map((shape) => ({
+      name: `adamw [${shape.join(', ')}] (param, m and v after one step, concatenated)`,
+      inputs: [{ shape }, { shape }, { shape }, { shape, dist: { kind: 'positive' } as const }],
+      run: ([p, g, m, v]: Tensor[]) => {
+        const [p1, m1, v1] = [clone(p), clone(m), clone(v)];
+        adamw(p1, g, m1, v1, {
+          lr: 0.01,
+          beta1: 0.9,
+          beta2: 0.99,
+          eps: 1e-8,
+          weightDecay: 0.1,
+          c1: 0.19,
+          c2: 0.0199,
+        });
+        const out = concat([p1, m1, v1], 0);
+        for (const t of [p1, m1, v1]) t.dispose();
+        return out;
+      },
+      tol: ELEMENTWISE,
       fused: true,
     })),
   },

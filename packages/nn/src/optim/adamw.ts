@@ -1,5 +1,5 @@
-import { keep, scope, type Tensor, zeros } from '@loom/tensor';
-import { assign, type Optimizer } from './optimizer';
+import { adamw, keep, type Tensor, zeros } from '@loom/tensor';
+import type { Optimizer } from './optimizer';
 
 export interface AdamWOptions {
   readonly beta1?: number;
@@ -51,20 +51,15 @@ export class AdamW implements Optimizer {
     const c1 = 1 - this.beta1 ** this.#step;
     const c2 = 1 - this.beta2 ** this.#step;
     params.forEach((p, i) => {
-      const g = grads[i];
-      scope(() => {
-        const m = this.#m[i].mul(this.beta1).add(g.mul(1 - this.beta1));
-        const v = this.#v[i].mul(this.beta2).add(g.mul(g).mul(1 - this.beta2));
-        assign(this.#m[i], m);
-        assign(this.#v[i], v);
-        const update = m.mul(1 / c1).div(
-          v
-            .mul(1 / c2)
-            .sqrt()
-            .add(this.eps),
-        );
-        const decayed = this.#decays(p) && this.weightDecay > 0 ? p.mul(1 - lr * this.weightDecay) : p;
-        assign(p, decayed.sub(update.mul(lr)));
+      const weightDecay = this.#decays(p) ? this.weightDecay : 0;
+      adamw(p, grads[i], this.#m[i], this.#v[i], {
+        lr,
+        beta1: this.beta1,
+        beta2: this.beta2,
+        eps: this.eps,
+        weightDecay,
+        c1,
+        c2,
       });
     });
   }

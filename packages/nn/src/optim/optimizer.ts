@@ -1,4 +1,4 @@
-import type { Tensor } from '@loom/tensor';
+import { type Tensor, writeSlice } from '@loom/tensor';
 
 /** Updates parameters in place from their gradients. */
 export interface Optimizer {
@@ -14,9 +14,9 @@ export interface Optimizer {
 
 /** Replaces the values of `target` with those of `source` (same shape) without a new tensor. */
 export function assign(target: Tensor, source: Tensor): void {
-  source.backend.writeSlice(
-    target.info('assign'),
-    source.info('assign'),
+  writeSlice(
+    target,
+    source,
     target.shape.map(() => 0),
   );
 }
