@@ -6,17 +6,26 @@ import type { HostArray, ReduceDims, ReduceOp } from '@loom/tensor';
  */
 export function reduceKernel(op: ReduceOp, x: HostArray, dims: ReduceDims, out: HostArray): void {
   const { outer, size, inner } = dims;
+  const acc = new Float64Array(inner);
   for (let o = 0; o < outer; o++) {
     const base = o * size * inner;
-    for (let j = 0; j < inner; j++) {
-      let acc = op === 'sum' ? 0 : Number.NEGATIVE_INFINITY;
+    if (op === 'sum') {
+      acc.fill(0);
       for (let s = 0; s < size; s++) {
-        const v = x[base + s * inner + j];
-        if (op === 'sum') acc += v;
-        else if (v > acc || Number.isNaN(v)) acc = v;
+        const row = base + s * inner;
+        for (let j = 0; j < inner; j++) acc[j] += x[row + j];
       }
-      out[o * inner + j] = acc;
+    } else {
+      acc.fill(Number.NEGATIVE_INFINITY);
+      for (let s = 0; s < size; s++) {
+        const row = base + s * inner;
+        for (let j = 0; j < inner; j++) {
+          const v = x[row + j];
+          if (v > acc[j] || Number.isNaN(v)) acc[j] = v;
+        }
+      }
     }
+    for (let j = 0; j < inner; j++) out[o * inner + j] = acc[j];
   }
 }
 

@@ -27,7 +27,10 @@ export function layernormKernel(
     for (let i = 0; i < d; i++) sum += x[o + i];
     const mean = sum / d;
     let ss = 0;
-    for (let i = 0; i < d; i++) ss += (x[o + i] - mean) ** 2;
+    for (let i = 0; i < d; i++) {
+      const c = x[o + i] - mean;
+      ss += c * c;
+    }
     const inv = 1 / Math.sqrt(ss / d + eps);
     for (let i = 0; i < d; i++) out[o + i] = (x[o + i] - mean) * inv * weight[i] + bias[i];
   }
@@ -71,7 +74,10 @@ export function layernormGradKernel(
     for (let i = 0; i < d; i++) sum += x[o + i];
     const mean = sum / d;
     let ss = 0;
-    for (let i = 0; i < d; i++) ss += (x[o + i] - mean) ** 2;
+    for (let i = 0; i < d; i++) {
+      const c = x[o + i] - mean;
+      ss += c * c;
+    }
     const r = 1 / Math.sqrt(ss / d + eps);
     let sumDn = 0;
     let sumDnN = 0;
