@@ -6,6 +6,10 @@ import type { HostArray, ReduceDims, ReduceOp } from '@loom/tensor';
  */
 export function reduceKernel(op: ReduceOp, x: HostArray, dims: ReduceDims, out: HostArray): void {
   const { outer, size, inner } = dims;
+  if (inner === 1) {
+    reduceRows(op, x, outer, size, out);
+    return;
+  }
   const acc = new Float64Array(inner);
   for (let o = 0; o < outer; o++) {
     const base = o * size * inner;
@@ -26,6 +30,23 @@ export function reduceKernel(op: ReduceOp, x: HostArray, dims: ReduceDims, out: 
       }
     }
     for (let j = 0; j < inner; j++) out[o * inner + j] = acc[j];
+  }
+}
+
+/** Reduces each contiguous row of `size` values. */
+function reduceRows(op: ReduceOp, x: HostArray, rows: number, size: number, out: HostArray): void {
+  for (let r = 0; r < rows; r++) {
+    const base = r * size;
+    let acc = op === 'sum' ? 0 : Number.NEGATIVE_INFINITY;
+    if (op === 'sum') {
+      for (let s = 0; s < size; s++) acc += x[base + s];
+    } else {
+      for (let s = 0; s < size; s++) {
+        const v = x[base + s];
+        if (v > acc || Number.isNaN(v)) acc = v;
+      }
+    }
+    out[r] = acc;
   }
 }
 
