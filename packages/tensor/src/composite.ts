@@ -94,14 +94,17 @@ export function attention(
     const s = k.shape[1];
     const hkv = k.shape[2];
     const group = h / hkv;
-    const qg = permute(q.reshape([b, t, hkv, group, hd]), [0, 2, 3, 1, 4]).reshape([b, hkv, group * t, hd]); // [B, Hkv, g*T, hd]
+    const scaled = mul(q, scale).reshape([b, t, hkv, group, hd]); // [B, T, Hkv, g, hd]
+    const qg = permute(scaled, [0, 2, 3, 1, 4]).reshape([b, hkv, group * t, hd]); // [B, Hkv, g*T, hd]
     const kh = permute(k, [0, 2, 1, 3]); // [B, Hkv, S, hd]
     const vh = permute(v, [0, 2, 1, 3]); // [B, Hkv, S, hd]
-    let scores = mul(matmul(qg, kh, { transB: true }), scale).reshape([b, hkv, group, t, s]); // [B, Hkv, g, T, S]
+    let scores = matmul(qg, kh, { transB: true }).reshape([b, hkv, group, t, s]); // [B, Hkv, g, T, S]
     if (causal) {
       const queryPos = arange(t, offset, 1, { backend: q.backend, dtype: 'i32' }).reshape([t, 1]); // [T, 1]
       const keyPos = arange(s, 0, 1, { backend: q.backend, dtype: 'i32' }).reshape([1, s]); // [1, S]
-      scores = where(compare('le', keyPos, queryPos), scores, Number.NEGATIVE_INFINITY);
+      const zero = full([], 0, { backend: q.backend });
+      const bias = where(compare('le', keyPos, queryPos), zero, Number.NEGATIVE_INFINITY); // [T, S]
+      scores = add(scores, bias);
     }
     const probs = softmax(scores, -1).reshape([b, hkv, group * t, s]); // [B, Hkv, g*T, S]
     const out = matmul(probs, vh).reshape([b, hkv, group, t, hd]); // [B, Hkv, g, T, hd]
