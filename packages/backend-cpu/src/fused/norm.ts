@@ -1,12 +1,31 @@
+/** 1 / sqrt(mean(x[o..o+d)²) + eps). */
+function rmsScale(x: Float32Array, o: number, d: number, eps: number): number {
+  let ss = 0;
+  for (let i = 0; i < d; i++) ss += x[o + i] * x[o + i];
+  return 1 / Math.sqrt(ss / d + eps);
+}
+
+/** The mean of x[o..o+d) and 1 / sqrt(variance + eps), written to stats[0] and stats[1]. */
+function meanAndScale(x: Float32Array, o: number, d: number, eps: number, stats: Float64Array): void {
+  let sum = 0;
+  for (let i = 0; i < d; i++) sum += x[o + i];
+  const mean = sum / d;
+  let ss = 0;
+  for (let i = 0; i < d; i++) {
+    const c = x[o + i] - mean;
+    ss += c * c;
+  }
+  stats[0] = mean;
+  stats[1] = 1 / Math.sqrt(ss / d + eps);
+}
+
 /** x [rows, d] * rsqrt(mean(x^2) + eps) * weight [d]. */
 export function rmsnormKernel(x: Float32Array, weight: Float32Array, eps: number, out: Float32Array): void {
   const d = weight.length;
   const rows = d === 0 ? 0 : x.length / d;
   for (let r = 0; r < rows; r++) {
     const o = r * d;
-    let ss = 0;
-    for (let i = 0; i < d; i++) ss += x[o + i] * x[o + i];
-    const inv = 1 / Math.sqrt(ss / d + eps);
+    const inv = rmsScale(x, o, d, eps);
     for (let i = 0; i < d; i++) out[o + i] = x[o + i] * inv * weight[i];
   }
 }
@@ -21,17 +40,12 @@ export function layernormKernel(
 ): void {
   const d = weight.length;
   const rows = d === 0 ? 0 : x.length / d;
+  const stats = new Float64Array(2);
   for (let r = 0; r < rows; r++) {
     const o = r * d;
-    let sum = 0;
-    for (let i = 0; i < d; i++) sum += x[o + i];
-    const mean = sum / d;
-    let ss = 0;
-    for (let i = 0; i < d; i++) {
-      const c = x[o + i] - mean;
-      ss += c * c;
-    }
-    const inv = 1 / Math.sqrt(ss / d + eps);
+    meanAndScale(x, o, d, eps, stats);
+    const mean = stats[0];
+    const inv = stats[1];
     for (let i = 0; i < d; i++) out[o + i] = (x[o + i] - mean) * inv * weight[i] + bias[i];
   }
 }
@@ -48,9 +62,7 @@ export function rmsnormGradKernel(
   const rows = d === 0 ? 0 : x.length / d;
   for (let row = 0; row < rows; row++) {
     const o = row * d;
-    let ss = 0;
-    for (let i = 0; i < d; i++) ss += x[o + i] * x[o + i];
-    const r = 1 / Math.sqrt(ss / d + eps);
+    const r = rmsScale(x, o, d, eps);
     let dot = 0;
     for (let i = 0; i < d; i++) dot += grad[o + i] * weight[i] * x[o + i] * r;
     const m = dot / d;
@@ -68,17 +80,12 @@ export function layernormGradKernel(
 ): void {
   const d = weight.length;
   const rows = d === 0 ? 0 : x.length / d;
+  const stats = new Float64Array(2);
   for (let row = 0; row < rows; row++) {
     const o = row * d;
-    let sum = 0;
-    for (let i = 0; i < d; i++) sum += x[o + i];
-    const mean = sum / d;
-    let ss = 0;
-    for (let i = 0; i < d; i++) {
-      const c = x[o + i] - mean;
-      ss += c * c;
-    }
-    const r = 1 / Math.sqrt(ss / d + eps);
+    meanAndScale(x, o, d, eps, stats);
+    const mean = stats[0];
+    const r = stats[1];
     let sumDn = 0;
     let sumDnN = 0;
     for (let i = 0; i < d; i++) {
