@@ -18,7 +18,6 @@ export type { AdamWOptions } from './optim/adamw';
 export { AdamW } from './optim/adamw';
 export { clipGradNorm } from './optim/clip';
 export type { Optimizer } from './optim/optimizer';
-export { assign } from './optim/optimizer';
 export type { Schedule, WarmupCosineOptions } from './optim/schedule';
 export { constantSchedule, warmupCosine } from './optim/schedule';
 export type { SGDOptions } from './optim/sgd';

@@ -1,4 +1,5 @@
 import {
+  assign,
   type Backend,
   getBackend,
   type HostArray,
@@ -6,7 +7,6 @@ import {
   showShape,
   type Tensor,
   tensor,
-  writeSlice,
 } from '@loom/tensor';
 
 /**
@@ -82,11 +82,7 @@ export abstract class Module {
       const v = values.get(k);
       if (!v) continue;
       const t = tensor(v.data, v.shape, { backend: p.backend, dtype: p.dtype });
-      writeSlice(
-        p,
-        t,
-        p.shape.map(() => 0),
-      );
+      assign(p, t);
       t.dispose();
     }
   }

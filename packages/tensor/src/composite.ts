@@ -18,7 +18,7 @@ import {
   where,
 } from './elementwise';
 import { matmul } from './matmul';
-import { concat, permute, slice, writeSlice } from './movement';
+import { assign, concat, permute, slice } from './movement';
 import { max, mean, sum } from './reduce';
 import { scope } from './scope';
 import type { Tensor } from './tensor';
@@ -164,14 +164,6 @@ export function layernormGrad(x: Tensor, weight: Tensor, grad: Tensor, eps: numb
   });
 }
 
-function assignInPlace(target: Tensor, source: Tensor): void {
-  writeSlice(
-    target,
-    source,
-    target.shape.map(() => 0),
-  );
-}
-
 /** AdamW's update of param, m and v in place (see FusedKernels.adamw). */
 export function adamw(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, spec: AdamWSpec): void {
   scope(() => {
@@ -179,8 +171,8 @@ export function adamw(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, spec: A
     const v1 = add(mul(v, spec.beta2), mul(mul(grad, grad), 1 - spec.beta2));
     const update = div(mul(m1, spec.lr / spec.c1), add(sqrt(mul(v1, 1 / spec.c2)), spec.eps));
     const decayed = spec.weightDecay > 0 ? mul(param, 1 - spec.lr * spec.weightDecay) : param;
-    assignInPlace(m, m1);
-    assignInPlace(v, v1);
-    assignInPlace(param, sub(decayed, update));
+    assign(m, m1);
+    assign(v, v1);
+    assign(param, sub(decayed, update));
   });
 }

@@ -34,6 +34,7 @@ export { gather, scatterAdd } from './indexing';
 export type { MatmulOptions } from './matmul';
 export { matmul } from './matmul';
 export {
+  assign,
   broadcastTo,
   clone,
   concat,

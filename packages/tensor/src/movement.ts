@@ -119,6 +119,20 @@ export function writeSlice(dst: Tensor, src: Tensor, starts: readonly number[]):
   backend.writeSlice(dst.info('writeSlice'), src.info('writeSlice'), starts);
 }
 
+/** Replaces every value of `target` with those of `source` (same shape), in place. */
+export function assign(target: Tensor, source: Tensor): void {
+  if (!shapesEqual(target.shape, source.shape)) {
+    throw new Error(
+      `assign: source ${showShape(source.shape)} must have the shape of target ${showShape(target.shape)}`,
+    );
+  }
+  writeSlice(
+    target,
+    source,
+    target.shape.map(() => 0),
+  );
+}
+
 /** Joins tensors along `axis`; all other dimensions must match. */
 export function concat(tensors: readonly Tensor[], axis = 0): Tensor {
   if (tensors.length === 0) throw new Error('concat: expected at least one tensor, got none');

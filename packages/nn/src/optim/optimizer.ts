@@ -1,4 +1,4 @@
-import { type Tensor, writeSlice } from '@loom/tensor';
+import type { Tensor } from '@loom/tensor';
 
 /** Updates parameters in place from their gradients. */
 export interface Optimizer {
@@ -10,13 +10,4 @@ export interface Optimizer {
   loadState(state: ReadonlyMap<string, Tensor>, stepCount: number): void;
   readonly stepCount: number;
   dispose(): void;
-}
-
-/** Replaces the values of `target` with those of `source` (same shape) without a new tensor. */
-export function assign(target: Tensor, source: Tensor): void {
-  writeSlice(
-    target,
-    source,
-    target.shape.map(() => 0),
-  );
 }

@@ -1,5 +1,5 @@
-import { keep, scope, type Tensor, zeros } from '@loom/tensor';
-import { assign, type Optimizer } from './optimizer';
+import { assign, keep, scope, type Tensor, zeros } from '@loom/tensor';
+import type { Optimizer } from './optimizer';
 
 export interface SGDOptions {
   readonly momentum?: number;
