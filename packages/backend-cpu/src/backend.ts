@@ -24,12 +24,13 @@ import { attentionKernel } from './fused/attention';
 import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
 import { ropeKernel } from './fused/rope';
 import { crossEntropyKernel, softmaxKernel } from './fused/softmax';
+import { geluGradInto, geluInto } from './gelu';
 import { gatherKernel, scatterAddKernel } from './indexing';
 import { matmulInto } from './matmul';
 import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
 import { argmaxKernel, reduceKernel } from './reduce';
 import { CpuStorage } from './storage';
-import { geluSlope, silu, unaryKernel } from './unary';
+import { silu, unaryKernel } from './unary';
 
 /** The reference backend: every kernel on host typed arrays, eagerly. */
 export class CpuBackend implements Backend {
@@ -68,12 +69,7 @@ export class CpuBackend implements Backend {
         ),
       adamw: (p, g, m, v, spec) => adamwKernel(this.#f32(p), this.#f32(g), this.#f32(m), this.#f32(v), spec),
       geluGrad: (x, grad) =>
-        this.#out('f32', sizeOf(x.shape), (o) => {
-          const xv = this.#f32(x);
-          const g = this.#f32(grad);
-          const out = o.f32;
-          for (let i = 0; i < xv.length; i++) out[i] = g[i] * geluSlope(xv[i]);
-        }),
+        this.#out('f32', sizeOf(x.shape), (o) => geluGradInto(this.#get(x.id), this.#get(grad.id), o)),
       softmax: (x) =>
         this.#out('f32', sizeOf(x.shape), (o) => softmaxKernel(this.#f32(x), lastDim(x.shape), false, o.f32)),
       logSoftmax: (x) =>
@@ -155,7 +151,11 @@ export class CpuBackend implements Backend {
   flush(): void {}
 
   unary(op: UnaryOp, x: TensorInfo): DataId {
-    return this.#out(x.dtype, sizeOf(x.shape), (o) => unaryKernel(op, this.#values(x), o.values));
+    return this.#out(x.dtype, sizeOf(x.shape), (o) =>
+      op === 'gelu' && x.dtype === 'f32'
+        ? geluInto(this.#get(x.id), o)
+        : unaryKernel(op, this.#values(x), o.values),
+    );
   }
 
   binary(op: BinaryOp, a: TensorInfo, b: TensorInfo, outShape: Shape): DataId {

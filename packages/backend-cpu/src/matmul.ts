@@ -1,21 +1,9 @@
 import type { MatmulSpec } from '@loom/tensor';
 import type { CpuStorage } from './storage';
-import { threadPool } from './threads/shared-pool';
-import { chunkPlan, PARALLEL_MIN_MICROS, planMatmul } from './wasm/matmul-plan';
+import { forkJoin } from './threads/fork-join';
+import { chunkPlan, planMatmul } from './wasm/matmul-plan';
 import { wasmRuntime } from './wasm/runtime';
 import { cpuKernelSettings } from './wasm/settings';
-
-/**
- * Waking a sleeping worker costs the main thread about 10 microseconds (a futex wake-up; much
- * more on a busy machine) and the worker as long again to start; only products longer than this
- * wake one, shorter ones use workers that are still spinning after the previous product.
- */
-const WAKE_MIN_MICROS = 100;
-/** A product that starts within this many milliseconds of the previous split one is part of a stream: worth a wake-up too. */
-const STREAM_GAP_MS = 0.2;
-
-/** When the last product split across threads finished (performance.now()). */
-let lastSplitEnd = Number.NEGATIVE_INFINITY;
 
 /**
  * out [batch, m, n] = A x B as described by `spec` (see MatmulSpec), accumulating in f32.
@@ -37,16 +25,7 @@ export function matmulInto(spec: MatmulSpec, a: CpuStorage, b: CpuStorage, out: 
     return;
   }
   const plan = planMatmul(spec, { a: addressA, b: addressB, out: addressOut });
-  const pool = plan.micros >= PARALLEL_MIN_MICROS ? threadPool(runtime, settings.threads) : undefined;
-  const workers = pool ? pool.readyCount(settings.threads - 1) : 0;
-  const chunks = chunkPlan(plan, 1 + workers);
-  if (pool && chunks.length > 1) {
-    const wake = plan.micros >= WAKE_MIN_MICROS || performance.now() - lastSplitEnd < STREAM_GAP_MS;
-    pool.run({ kernel: plan.kernel, chunks }, workers, wake);
-    lastSplitEnd = performance.now();
-  } else {
-    runtime.kernels[plan.kernel](...chunks[0], runtime.work.offset);
-  }
+  forkJoin(runtime, plan.kernel, plan.micros, (threads) => chunkPlan(plan, threads));
 }
 
 /** Throws unless the storages hold the matrices `spec` describes (kernels trust these sizes). */

@@ -1,24 +1,5 @@
 import type { HostArray, UnaryOp } from '@loom/tensor';
-
-const GELU_C = Math.sqrt(2 / Math.PI);
-
-/**
- * GELU, tanh approximation (as GPT-2): 0.5 x (1 + tanh(z)) with z = c (x + 0.044715 x³), computed
- * as x · sigmoid(2z) — the same function with one exp instead of a (slower) tanh.
- */
-export function gelu(x: number): number {
-  return x / (1 + Math.exp(-2 * GELU_C * (x + 0.044715 * x * x * x)));
-}
-
-/**
- * d gelu(x) / dx with s = sigmoid(2z): s + 2x s (1 - s) c (1 + 3 · 0.044715 x²), which equals
- * 0.5 (1 + t) + 0.5 x (1 - t²) dz/dx for t = tanh(z) = 2s - 1.
- */
-export function geluSlope(x: number): number {
-  const x2 = x * x;
-  const s = 1 / (1 + Math.exp(-2 * GELU_C * (x + 0.044715 * x2 * x)));
-  return s + 2 * x * s * (1 - s) * GELU_C * (1 + 3 * 0.044715 * x2);
-}
+import { gelu } from './gelu-formula';
 
 export function silu(x: number): number {
   return x / (1 + Math.exp(-x));

@@ -120,6 +120,16 @@ export function f32(value: number): Expr {
   });
 }
 
+/** A v128 constant with `value` (rounded to f32) in all four f32 lanes. */
+export function f32x4(value: number): Expr {
+  return expr((code) => {
+    code.push(SIMD_PREFIX);
+    writeUnsigned(code, SIMD_V128_CONST);
+    const bytes = new Uint8Array(new Float32Array([value, value, value, value]).buffer);
+    code.push(...bytes);
+  });
+}
+
 /** The all-zero v128 constant. */
 export const v128Zero: Expr = expr((code) => {
   code.push(SIMD_PREFIX);

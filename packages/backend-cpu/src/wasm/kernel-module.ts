@@ -1,3 +1,4 @@
+import { emitActivations } from './activation-kernel';
 import { emitElementwise } from './elementwise-kernel';
 import { emitGemm, type GemmConfig } from './gemm-kernel';
 import { emitGemvN, emitGemvT } from './gemv-kernel';
@@ -11,12 +12,13 @@ const GEMV_N_ROWS = 4;
 /** Vector accumulators of the dot products of `gemv_t`. */
 const GEMV_T_LANES = 4;
 
-/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise kernels) over an imported memory with these limits. */
+/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise and activation kernels) over an imported memory with these limits. */
 export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffer> {
   const mod = new ModuleBuilder(memory);
   emitGemm(mod, GEMM_CONFIG);
   emitGemvT(mod, GEMV_T_LANES);
   emitGemvN(mod, GEMV_N_ROWS);
   emitElementwise(mod);
+  emitActivations(mod);
   return mod.encode();
 }

@@ -1,5 +1,6 @@
 import type { MatmulSpec } from '@loom/tensor';
 import { MAX_CHUNKS } from '../threads/control';
+import { PARALLEL_MIN_MICROS } from '../threads/fork-join';
 import { GEMM_CONFIG } from './kernel-module';
 import type { KernelName } from './runtime';
 
@@ -32,8 +33,6 @@ export interface Plan {
 /** Single-thread speeds (flops per microsecond) used to estimate a product's time: compute-bound gemm, memory-bound gemv. */
 const GEMM_FLOPS_PER_MICRO = 35_000;
 const GEMV_FLOPS_PER_MICRO = 8_000;
-/** Products estimated below this many microseconds run on one thread: a handoff to a spinning worker costs about 1-3. */
-export const PARALLEL_MIN_MICROS = 15;
 const GEMM_CHUNKS_PER_THREAD = 3;
 const GEMV_CHUNKS_PER_THREAD = 4;
 

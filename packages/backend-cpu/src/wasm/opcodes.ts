@@ -65,9 +65,20 @@ export type SimdMemOp = keyof typeof SimdMemOp;
 
 /** SIMD instructions without immediates. */
 export const SimdOp = {
+  'i32x4.splat': 0x11,
   'f32x4.splat': 0x13,
+  'f32x4.gt': 0x44,
+  'v128.bitselect': 0x52,
+  'f32x4.nearest': 0x6a,
+  'i32x4.shl': 0xab,
+  'i32x4.add': 0xae,
   'f32x4.add': 0xe4,
+  'f32x4.sub': 0xe5,
   'f32x4.mul': 0xe6,
+  'f32x4.div': 0xe7,
+  'f32x4.min': 0xe8,
+  'f32x4.max': 0xe9,
+  'i32x4.trunc_sat_f32x4_s': 0xf8,
 } as const;
 export type SimdOp = keyof typeof SimdOp;
 

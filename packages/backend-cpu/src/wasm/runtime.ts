@@ -1,3 +1,4 @@
+import { ACTIVATION_KERNELS } from './activation-kernel';
 import type { Block } from './allocator';
 import { ELEMENTWISE_KERNELS } from './elementwise-kernel';
 import { gemmLayout } from './gemm-kernel';
@@ -5,14 +6,19 @@ import { WasmHeap } from './heap';
 import { buildKernelModule, GEMM_CONFIG } from './kernel-module';
 
 type ElementwiseKernelName = (typeof ELEMENTWISE_KERNELS)[keyof typeof ELEMENTWISE_KERNELS];
+export type ActivationKernelName = (typeof ACTIVATION_KERNELS)[keyof typeof ACTIVATION_KERNELS];
 
-/** The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS, ELEMENTWISE_PARAMS). */
-export type KernelName = 'gemm' | 'gemv_t' | 'gemv_n' | ElementwiseKernelName;
+/**
+ * The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
+ * ELEMENTWISE_PARAMS, GELU_PARAMS, GELU_GRAD_PARAMS).
+ */
+export type KernelName = 'gemm' | 'gemv_t' | 'gemv_n' | ElementwiseKernelName | ActivationKernelName;
 export const KERNEL_NAMES: readonly KernelName[] = [
   'gemm',
   'gemv_t',
   'gemv_n',
   ...Object.values(ELEMENTWISE_KERNELS),
+  ...Object.values(ACTIVATION_KERNELS),
 ];
 
 /**
@@ -67,6 +73,8 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
     binary_sub_f32: exportedKernel(instance, 'binary_sub_f32'),
     binary_mul_f32: exportedKernel(instance, 'binary_mul_f32'),
     binary_div_f32: exportedKernel(instance, 'binary_div_f32'),
+    gelu_f32: exportedKernel(instance, 'gelu_f32'),
+    gelu_grad_f32: exportedKernel(instance, 'gelu_grad_f32'),
   };
   const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
   if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };
