@@ -17,6 +17,7 @@ import {
   sub,
   where,
 } from './elementwise';
+import { softmax as fusedSoftmax } from './fused';
 import { matmul } from './matmul';
 import { assign, concat, permute, slice } from './movement';
 import { max, mean, sum } from './reduce';
@@ -80,7 +81,11 @@ export function rope(x: Tensor, offset: number, theta: number): Tensor {
   });
 }
 
-/** q [B, T, H, hd], k and v [B, S, Hkv, hd]; query heads h share kv head floor(h / (H / Hkv)). */
+/**
+ * q [B, T, H, hd], k and v [B, S, Hkv, hd]; query heads h share kv head floor(h / (H / Hkv)).
+ * The score softmax goes through the dispatcher: the backend's fused kernel (with its own
+ * backward rule while recording) where there is one, else the softmax composite above.
+ */
 export function attention(
   q: Tensor,
   k: Tensor,
@@ -106,7 +111,7 @@ export function attention(
       const bias = where(compare('le', keyPos, queryPos), zero, Number.NEGATIVE_INFINITY); // [T, S]
       scores = add(scores, bias);
     }
-    const probs = softmax(scores, -1).reshape([b, hkv, group * t, s]); // [B, Hkv, g*T, S]
+    const probs = fusedSoftmax(scores, -1).reshape([b, hkv, group * t, s]); // [B, Hkv, g*T, S]
     const out = matmul(probs, vh).reshape([b, hkv, group, t, hd]); // [B, Hkv, g, T, hd]
     return permute(out, [0, 3, 1, 2, 4]).reshape([b, t, h, hd]); // [B, T, H, hd]
   });
