@@ -30,6 +30,8 @@ import { matmulInto } from './matmul';
 import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
 import { argmaxKernel, reduceKernel } from './reduce';
 import { CpuStorage } from './storage';
+import { runRowKernel } from './vectorised';
+import { SOFTMAX_KERNEL } from './wasm/softmax-kernel';
 import { silu, unaryKernel } from './unary';
 
 /** The reference backend: every kernel on host typed arrays, eagerly. */
@@ -71,7 +73,13 @@ export class CpuBackend implements Backend {
       geluGrad: (x, grad) =>
         this.#out('f32', sizeOf(x.shape), (o) => geluGradInto(this.#get(x.id), this.#get(grad.id), o)),
       softmax: (x) =>
-        this.#out('f32', sizeOf(x.shape), (o) => softmaxKernel(this.#f32(x), lastDim(x.shape), false, o.f32)),
+        this.#out('f32', sizeOf(x.shape), (o) => {
+          const cols = lastDim(x.shape);
+          const rows = cols === 0 ? 0 : sizeOf(x.shape) / cols;
+          if (!runRowKernel(SOFTMAX_KERNEL, [this.#get(x.id)], o, rows, cols)) {
+            softmaxKernel(this.#f32(x), cols, false, o.f32);
+          }
+        }),
       logSoftmax: (x) =>
         this.#out('f32', sizeOf(x.shape), (o) => softmaxKernel(this.#f32(x), lastDim(x.shape), true, o.f32)),
       softmaxCrossEntropy: (logits, targets, ignoreIndex) =>

@@ -120,6 +120,14 @@ export function f32(value: number): Expr {
   });
 }
 
+/** An f64 constant. */
+export function f64(value: number): Expr {
+  return expr((code) => {
+    code.push(Var.f64Const);
+    code.push(...new Uint8Array(new Float64Array([value]).buffer));
+  });
+}
+
 /** A v128 constant with `value` (rounded to f32) in all four f32 lanes. */
 export function f32x4(value: number): Expr {
   return expr((code) => {

@@ -3,6 +3,7 @@ import { emitElementwise } from './elementwise-kernel';
 import { emitGemm, type GemmConfig } from './gemm-kernel';
 import { emitGemvN, emitGemvT } from './gemv-kernel';
 import { type ImportedMemory, ModuleBuilder } from './module-builder';
+import { emitSoftmax } from './softmax-kernel';
 
 /** Register tile and cache blocking of the matrix product kernel. */
 export const GEMM_CONFIG: GemmConfig = { mr: 4, nv: 2, kc: 256, mc: 128, nc: 2048 };
@@ -12,7 +13,7 @@ const GEMV_N_ROWS = 4;
 /** Vector accumulators of the dot products of `gemv_t`. */
 const GEMV_T_LANES = 4;
 
-/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise and activation kernels) over an imported memory with these limits. */
+/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation and softmax kernels) over an imported memory with these limits. */
 export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffer> {
   const mod = new ModuleBuilder(memory);
   emitGemm(mod, GEMM_CONFIG);
@@ -20,5 +21,6 @@ export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffe
   emitGemvN(mod, GEMV_N_ROWS);
   emitElementwise(mod);
   emitActivations(mod);
+  emitSoftmax(mod);
   return mod.encode();
 }

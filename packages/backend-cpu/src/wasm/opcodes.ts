@@ -2,6 +2,7 @@
 export const ValType = {
   i32: 0x7f,
   f32: 0x7d,
+  f64: 0x7c,
   v128: 0x7b,
 } as const;
 export type ValType = (typeof ValType)[keyof typeof ValType];
@@ -22,7 +23,13 @@ export const Op = {
   'i32.and': 0x71,
   'i32.shl': 0x74,
   'f32.add': 0x92,
+  'f32.sub': 0x93,
   'f32.mul': 0x94,
+  'f32.max': 0x97,
+  'f64.add': 0xa0,
+  'f64.div': 0xa3,
+  'f32.demote_f64': 0xb6,
+  'f64.promote_f32': 0xbb,
 } as const;
 export type Op = keyof typeof Op;
 
@@ -43,6 +50,7 @@ export const Var = {
   localSet: 0x21,
   i32Const: 0x41,
   f32Const: 0x43,
+  f64Const: 0x44,
 } as const;
 
 /** Scalar memory instructions (followed by a memarg), with the natural alignment as log2 bytes. */
@@ -67,8 +75,10 @@ export type SimdMemOp = keyof typeof SimdMemOp;
 export const SimdOp = {
   'i32x4.splat': 0x11,
   'f32x4.splat': 0x13,
+  'f32x4.lt': 0x43,
   'f32x4.gt': 0x44,
   'v128.bitselect': 0x52,
+  'f64x2.promote_low_f32x4': 0x5f,
   'f32x4.nearest': 0x6a,
   'i32x4.shl': 0xab,
   'i32x4.add': 0xae,
@@ -78,6 +88,7 @@ export const SimdOp = {
   'f32x4.div': 0xe7,
   'f32x4.min': 0xe8,
   'f32x4.max': 0xe9,
+  'f64x2.add': 0xf0,
   'i32x4.trunc_sat_f32x4_s': 0xf8,
 } as const;
 export type SimdOp = keyof typeof SimdOp;
@@ -85,6 +96,7 @@ export type SimdOp = keyof typeof SimdOp;
 /** SIMD lane instructions (followed by one lane-index byte). */
 export const SimdLaneOp = {
   'f32x4.extract_lane': 0x1f,
+  'f64x2.extract_lane': 0x21,
 } as const;
 export type SimdLaneOp = keyof typeof SimdLaneOp;
 

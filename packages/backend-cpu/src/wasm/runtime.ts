@@ -4,21 +4,29 @@ import { ELEMENTWISE_KERNELS } from './elementwise-kernel';
 import { gemmLayout } from './gemm-kernel';
 import { WasmHeap } from './heap';
 import { buildKernelModule, GEMM_CONFIG } from './kernel-module';
+import { SOFTMAX_KERNEL } from './softmax-kernel';
 
 type ElementwiseKernelName = (typeof ELEMENTWISE_KERNELS)[keyof typeof ELEMENTWISE_KERNELS];
 export type ActivationKernelName = (typeof ACTIVATION_KERNELS)[keyof typeof ACTIVATION_KERNELS];
 
 /**
  * The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
- * ELEMENTWISE_PARAMS, GELU_PARAMS, GELU_GRAD_PARAMS).
+ * ELEMENTWISE_PARAMS, GELU_PARAMS, GELU_GRAD_PARAMS, SOFTMAX_PARAMS).
  */
-export type KernelName = 'gemm' | 'gemv_t' | 'gemv_n' | ElementwiseKernelName | ActivationKernelName;
+export type KernelName =
+  | 'gemm'
+  | 'gemv_t'
+  | 'gemv_n'
+  | ElementwiseKernelName
+  | ActivationKernelName
+  | typeof SOFTMAX_KERNEL;
 export const KERNEL_NAMES: readonly KernelName[] = [
   'gemm',
   'gemv_t',
   'gemv_n',
   ...Object.values(ELEMENTWISE_KERNELS),
   ...Object.values(ACTIVATION_KERNELS),
+  SOFTMAX_KERNEL,
 ];
 
 /**
@@ -75,6 +83,7 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
     binary_div_f32: exportedKernel(instance, 'binary_div_f32'),
     gelu_f32: exportedKernel(instance, 'gelu_f32'),
     gelu_grad_f32: exportedKernel(instance, 'gelu_grad_f32'),
+    softmax_f32: exportedKernel(instance, 'softmax_f32'),
   };
   const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
   if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };
