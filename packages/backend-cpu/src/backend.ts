@@ -128,7 +128,7 @@ export class CpuBackend implements Backend {
   }
 
   upload(values: HostArray): DataId {
-    const dtype: DType = values instanceof Float32Array ? 'f32' : 'i32';
+    const dtype: DType = values instanceof Int32Array ? 'i32' : 'f32';
     return this.#out(dtype, values.length, (o) => o.values.set(values));
   }
 

@@ -100,10 +100,12 @@ export class GpuRuntime {
     return storage;
   }
 
+  /** Copies host values into new storage; a Float64Array is rounded to float32 first. */
   upload(values: HostArray): GpuStorage {
     const storage = this.alloc(values.length, values instanceof Int32Array ? 'i32' : 'f32');
-    if (values.length > 0) {
-      this.device.queue.writeBuffer(storage.buffer, 0, values.buffer, values.byteOffset, values.byteLength);
+    const data = values instanceof Float64Array ? Float32Array.from(values) : values;
+    if (data.length > 0) {
+      this.device.queue.writeBuffer(storage.buffer, 0, data.buffer, data.byteOffset, data.byteLength);
     }
     return storage;
   }

@@ -26,6 +26,13 @@ describe.skipIf(!backend)('runtime (lavapipe)', () => {
     expect(await tensor([1, 2], [2], { backend: shared }).add(1).array()).toEqual([2, 3]);
   });
 
+  it('rounds float64 values to float32 on upload', async () => {
+    const values = Float64Array.of(1 + 2 ** -40, 1 / 3);
+    const read = await tensor(values, [2], { backend: b }).data();
+    expect(read).toBeInstanceOf(Float32Array);
+    expect(Array.from(read)).toEqual([1, Math.fround(1 / 3)]);
+  });
+
   it('counts the storages the front-end holds, not the pool', async () => {
     const count = b.liveCount();
     const bytes = b.liveBytes();

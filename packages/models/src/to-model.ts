@@ -34,12 +34,17 @@ export async function tensorsFromTransformer(model: TransformerLM): Promise<Name
   const tensors: NamedTensor[] = [];
   for (const [name, param] of model.namedParameters()) {
     const data = await param.data();
-    if (!(data instanceof Float32Array)) {
+    if (data instanceof Int32Array) {
       throw new Error(
         `tensorsFromTransformer: parameter ${name} is ${param.dtype}; checkpoints hold float32 weights`,
       );
     }
-    tensors.push({ name, shape: [...param.shape], data });
+    // A float64 backend (CpuBackend with precision 'f64') reads f32 tensors as Float64Array.
+    tensors.push({
+      name,
+      shape: [...param.shape],
+      data: data instanceof Float64Array ? Float32Array.from(data) : data,
+    });
   }
   return validateTensors(model.config, tensors, 'tensorsFromTransformer');
 }

@@ -57,10 +57,12 @@ export class TokenChooser {
         id.dispose();
       }
     }
-    const row = await logits.data();
-    if (!(row instanceof Float32Array)) {
+    const values = await logits.data();
+    if (values instanceof Int32Array) {
       throw new Error(`TokenChooser: expected float32 logits, got ${logits.dtype}`);
     }
+    // A float64 backend (CpuBackend with precision 'f64') reads f32 tensors as Float64Array.
+    const row = values instanceof Float64Array ? Float32Array.from(values) : values;
     const { token, logprob, top } = this.sampler.sample(row);
     return { token, logprob, ...(top ? { top } : {}), ...(this.withLogits ? { logits: row } : {}) };
   }

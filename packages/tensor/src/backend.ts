@@ -109,9 +109,16 @@ export interface Backend {
   readonly name: string;
   readonly fused: Partial<FusedKernels>;
 
-  /** Copies host values into new storage; the dtype follows the array type. */
+  /**
+   * Copies host values into new storage; the dtype follows the array type (Int32Array is
+   * i32; Float32Array and Float64Array are both f32). A backend stores f32 values at its own
+   * precision: a float32 backend rounds a Float64Array, a float64 backend keeps every bit.
+   */
   upload(values: HostArray): DataId;
-  /** Reads storage back to the host once all queued work that writes it is done. */
+  /**
+   * Reads storage back to the host once all queued work that writes it is done: an Int32Array
+   * for i32; for f32 a Float32Array, or a Float64Array on a backend that stores floats in float64.
+   */
   read(x: TensorInfo): Promise<HostArray>;
   /** Frees storage (possibly deferred until in-flight work finishes). */
   release(id: DataId): void;

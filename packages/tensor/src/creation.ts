@@ -40,7 +40,9 @@ function flatten(values: NestedNumbers, shape: Shape, depth: number, out: number
 
 /**
  * A tensor from values: a typed array or flat number array with a shape, or nested arrays
- * (shape inferred). The dtype follows an Int32Array, else `options.dtype`, else f32.
+ * (shape inferred). The dtype is `options.dtype`, else i32 for an Int32Array, else f32. f32
+ * values reach the backend unrounded (a Float64Array stays one, numbers become one), so a
+ * float64 backend keeps every bit and a float32 backend rounds them once, on upload.
  */
 export function tensor(
   values: NestedNumbers | HostArray,
@@ -50,7 +52,7 @@ export function tensor(
   const backend = options.backend ?? getBackend();
   let flat: ArrayLike<number>;
   let resolved: Shape;
-  if (values instanceof Float32Array || values instanceof Int32Array) {
+  if (values instanceof Float32Array || values instanceof Float64Array || values instanceof Int32Array) {
     flat = values;
     resolved = shape ?? [values.length];
   } else {
@@ -67,8 +69,13 @@ export function tensor(
     );
   }
   const dtype = options.dtype ?? (values instanceof Int32Array ? 'i32' : 'f32');
-  const host = dtype === 'f32' ? Float32Array.from(flat) : Int32Array.from(flat);
-  return Tensor.fromStorage(backend, backend.upload(host), resolved, dtype);
+  return Tensor.fromStorage(backend, backend.upload(hostValues(flat, dtype)), resolved, dtype);
+}
+
+/** The values as the host array `upload` takes for `dtype`: f32 ones unrounded. */
+function hostValues(flat: ArrayLike<number>, dtype: DType): HostArray {
+  if (dtype === 'i32') return Int32Array.from(flat);
+  return flat instanceof Float32Array ? Float32Array.from(flat) : Float64Array.from(flat);
 }
 
 /** A tensor of `shape` with every element `value`. */

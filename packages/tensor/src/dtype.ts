@@ -1,11 +1,14 @@
 /** Element types a tensor may hold. `f16` is reserved for a later backend feature. */
 export type DType = 'f32' | 'i32';
 
-/** The typed array that holds the values of each dtype on the host. */
-export type TypedArrayFor<D extends DType> = D extends 'f32' ? Float32Array : Int32Array;
+/**
+ * The typed array that holds the values of each dtype on the host: f32 values arrive as a
+ * Float64Array from a backend that stores them in float64 (CpuBackend with precision 'f64').
+ */
+export type TypedArrayFor<D extends DType> = D extends 'f32' ? Float32Array | Float64Array : Int32Array;
 
 /** Any host array a tensor's values can be read into or created from. */
-export type HostArray = Float32Array | Int32Array;
+export type HostArray = Float32Array | Float64Array | Int32Array;
 
 /** Bytes per element of a dtype. */
 export function bytesPerElement(dtype: DType): number {

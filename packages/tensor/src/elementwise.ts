@@ -11,10 +11,13 @@ export function unary(op: UnaryOp, x: Tensor): Tensor {
   return Tensor.fromStorage(x.backend, x.backend.unary(op, x.info(op)), x.shape, x.dtype);
 }
 
-/** Runs `fn` with `b` as a tensor: a number becomes a temporary scalar of `like`'s dtype. */
+/**
+ * Runs `fn` with `b` as a tensor: a number becomes a temporary scalar of `like`'s dtype, an f32
+ * one uploaded unrounded so that a float64 backend keeps it exactly.
+ */
 function withOperand<T>(like: Tensor, b: Operand, fn: (t: Tensor) => T): T {
   if (b instanceof Tensor) return fn(b);
-  const values = like.dtype === 'f32' ? Float32Array.of(b) : Int32Array.of(b);
+  const values = like.dtype === 'f32' ? Float64Array.of(b) : Int32Array.of(b);
   const scalar = Tensor.fromStorage(like.backend, like.backend.upload(values), [], like.dtype);
   try {
     return fn(scalar);
