@@ -19,6 +19,7 @@ import {
   uniformAt,
 } from '@loom/tensor';
 import { binaryKernel, compareKernel, whereKernel } from './binary';
+import { sumColumnsInto } from './column-sum';
 import { adamwKernel } from './fused/adamw';
 import { attentionKernel } from './fused/attention';
 import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
@@ -194,9 +195,10 @@ export class CpuBackend implements Backend {
   }
 
   reduce(op: ReduceOp, x: TensorInfo, dims: ReduceDims): DataId {
-    return this.#out(x.dtype, dims.outer * dims.inner, (o) =>
-      reduceKernel(op, this.#values(x), dims, o.values),
-    );
+    return this.#out(x.dtype, dims.outer * dims.inner, (o) => {
+      const columns = op === 'sum' && x.dtype === 'f32' && dims.inner > 1;
+      if (!columns || !sumColumnsInto(this.#get(x.id), dims, o)) reduceKernel(op, this.#values(x), dims, o.values);
+    });
   }
 
   argmax(x: TensorInfo, dims: ReduceDims): DataId {

@@ -1,5 +1,6 @@
 import type { KernelName, WasmRuntime } from '../wasm/runtime';
 import { cpuKernelSettings } from '../wasm/settings';
+import { MAX_CHUNKS } from './control';
 import { threadPool } from './shared-pool';
 
 /** Work estimated below this many microseconds stays on the calling thread: a handoff to a spinning worker costs about 1-3. */
@@ -19,7 +20,8 @@ let lastSplitEnd = Number.NEGATIVE_INFINITY;
 /**
  * Runs `kernel` once per argument list of `chunksFor(threads)`, on the calling thread and on
  * the ready workers of the pool, and returns when all are done. `micros` estimates the whole
- * job; short jobs run on the calling thread alone (`chunksFor(1)`).
+ * job; short jobs run on the calling thread alone (`chunksFor(1)`), as do jobs of more chunks
+ * than the pool's job block holds.
  */
 export function forkJoin(
   runtime: WasmRuntime,
@@ -31,7 +33,7 @@ export function forkJoin(
   const pool = micros >= PARALLEL_MIN_MICROS ? threadPool(runtime, threads) : undefined;
   const workers = pool ? pool.readyCount(threads - 1) : 0;
   const chunks = chunksFor(1 + workers);
-  if (pool && chunks.length > 1) {
+  if (pool && chunks.length > 1 && chunks.length <= MAX_CHUNKS) {
     const wake = micros >= WAKE_MIN_MICROS || performance.now() - lastSplitEnd < STREAM_GAP_MS;
     pool.run({ kernel, chunks }, workers, wake);
     lastSplitEnd = performance.now();

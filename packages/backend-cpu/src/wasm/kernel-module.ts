@@ -1,4 +1,5 @@
 import { emitActivations } from './activation-kernel';
+import { emitColumnSum } from './column-sum-kernel';
 import { emitElementwise } from './elementwise-kernel';
 import { emitGemm, type GemmConfig } from './gemm-kernel';
 import { emitGemvN, emitGemvT } from './gemv-kernel';
@@ -13,7 +14,7 @@ const GEMV_N_ROWS = 4;
 /** Vector accumulators of the dot products of `gemv_t`. */
 const GEMV_T_LANES = 4;
 
-/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation and softmax kernels) over an imported memory with these limits. */
+/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation, softmax and column-sum kernels) over an imported memory with these limits. */
 export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffer> {
   const mod = new ModuleBuilder(memory);
   emitGemm(mod, GEMM_CONFIG);
@@ -22,5 +23,6 @@ export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffe
   emitElementwise(mod);
   emitActivations(mod);
   emitSoftmax(mod);
+  emitColumnSum(mod);
   return mod.encode();
 }

@@ -78,6 +78,7 @@ export const SimdOp = {
   'f32x4.lt': 0x43,
   'f32x4.gt': 0x44,
   'v128.bitselect': 0x52,
+  'f32x4.demote_f64x2_zero': 0x5e,
   'f64x2.promote_low_f32x4': 0x5f,
   'f32x4.nearest': 0x6a,
   'i32x4.shl': 0xab,

@@ -1,5 +1,6 @@
 import { ACTIVATION_KERNELS } from './activation-kernel';
 import type { Block } from './allocator';
+import { COLUMN_SUM_KERNEL } from './column-sum-kernel';
 import { ELEMENTWISE_KERNELS } from './elementwise-kernel';
 import { gemmLayout } from './gemm-kernel';
 import { WasmHeap } from './heap';
@@ -11,7 +12,7 @@ export type ActivationKernelName = (typeof ACTIVATION_KERNELS)[keyof typeof ACTI
 
 /**
  * The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
- * ELEMENTWISE_PARAMS, GELU_PARAMS, GELU_GRAD_PARAMS, SOFTMAX_PARAMS).
+ * ELEMENTWISE_PARAMS, GELU_PARAMS, GELU_GRAD_PARAMS, SOFTMAX_PARAMS, COLUMN_SUM_PARAMS).
  */
 export type KernelName =
   | 'gemm'
@@ -19,7 +20,8 @@ export type KernelName =
   | 'gemv_n'
   | ElementwiseKernelName
   | ActivationKernelName
-  | typeof SOFTMAX_KERNEL;
+  | typeof SOFTMAX_KERNEL
+  | typeof COLUMN_SUM_KERNEL;
 export const KERNEL_NAMES: readonly KernelName[] = [
   'gemm',
   'gemv_t',
@@ -27,6 +29,7 @@ export const KERNEL_NAMES: readonly KernelName[] = [
   ...Object.values(ELEMENTWISE_KERNELS),
   ...Object.values(ACTIVATION_KERNELS),
   SOFTMAX_KERNEL,
+  COLUMN_SUM_KERNEL,
 ];
 
 /**
@@ -84,6 +87,7 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
     gelu_f32: exportedKernel(instance, 'gelu_f32'),
     gelu_grad_f32: exportedKernel(instance, 'gelu_grad_f32'),
     softmax_f32: exportedKernel(instance, 'softmax_f32'),
+    column_sum_f32: exportedKernel(instance, 'column_sum_f32'),
   };
   const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
   if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };
