@@ -29,20 +29,35 @@ import { geluGradInto, geluInto } from './gelu';
 import { gatherKernel, scatterAddKernel } from './indexing';
 import { matmulInto } from './matmul';
 import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
+import { type CpuPrecision, checkPrecision, type FloatArray } from './precision';
 import { argmaxKernel, reduceKernel } from './reduce';
 import { CpuStorage } from './storage';
 import { runRowKernel } from './vectorised';
 import { SOFTMAX_KERNEL } from './wasm/softmax-kernel';
 import { silu, unaryKernel } from './unary';
 
-/** The reference backend: every kernel on host typed arrays, eagerly. */
+export interface CpuBackendOptions {
+  /**
+   * How f32-dtype tensors are stored and computed: 'f32' (the default, fast: Float32Array,
+   * WebAssembly SIMD kernels) or 'f64' (Float64Array and float64 JavaScript kernels, for
+   * gradient checks and numerical references). i32 tensors are Int32Array either way.
+   */
+  readonly precision?: CpuPrecision;
+}
+
+/**
+ * The reference backend: every kernel on host typed arrays, eagerly. At precision 'f64' the
+ * fused attention kernel is left out (attention runs as its composite, in float64 too).
+ */
 export class CpuBackend implements Backend {
   readonly name = 'cpu';
+  readonly precision: CpuPrecision;
   readonly #store = new Map<DataId, CpuStorage>();
-  readonly fused: FusedKernels;
+  readonly fused: Partial<FusedKernels>;
 
-  constructor() {
-    this.fused = {
+  constructor(options: CpuBackendOptions = {}) {
+    this.precision = checkPrecision(options.precision ?? 'f32');
+    const kernels: Omit<FusedKernels, 'attention'> = {
       rmsnorm: (x, w, eps) =>
         this.#out('f32', sizeOf(x.shape), (o) => rmsnormKernel(this.#f32(x), this.#f32(w), eps, o.f32)),
       layernorm: (x, w, b, eps) =>
@@ -51,10 +66,6 @@ export class CpuBackend implements Backend {
         ),
       rope: (x, offset, theta) =>
         this.#out('f32', sizeOf(x.shape), (o) => ropeKernel(this.#f32(x), x.shape, offset, theta, o.f32)),
-      attention: (q, k, v, spec: AttentionSpec) =>
-        this.#out('f32', sizeOf(q.shape), (o) =>
-          attentionKernel(this.#f32(q), q.shape, this.#f32(k), this.#f32(v), k.shape, spec, o.f32),
-        ),
       swiglu: (gate, up) =>
         this.#out('f32', sizeOf(gate.shape), (o) => {
           const g = this.#f32(gate);
@@ -88,6 +99,24 @@ export class CpuBackend implements Backend {
           o.f32[0] = crossEntropyKernel(this.#f32(logits), this.#i32(targets), logits.shape[1], ignoreIndex);
         }),
     };
+    this.fused =
+      this.precision === 'f32'
+        ? {
+            ...kernels,
+            attention: (q, k, v, spec: AttentionSpec) =>
+              this.#out('f32', sizeOf(q.shape), (o) =>
+                attentionKernel(
+                  float32(this.#f32(q)),
+                  q.shape,
+                  float32(this.#f32(k)),
+                  float32(this.#f32(v)),
+                  k.shape,
+                  spec,
+                  float32(o.f32),
+                ),
+              ),
+          }
+        : kernels;
   }
 
   /** Storage of `id`; throws if the id belongs to another backend or was released. */
@@ -107,7 +136,7 @@ export class CpuBackend implements Backend {
     return this.#get(x.id).values;
   }
 
-  #f32(x: TensorInfo): Float32Array {
+  #f32(x: TensorInfo): FloatArray {
     return this.#get(x.id).f32;
   }
 
@@ -121,13 +150,14 @@ export class CpuBackend implements Backend {
    * write every element.
    */
   #out(dtype: DType, length: number, fill: (out: CpuStorage) => void, zeroed = false): DataId {
-    const storage = new CpuStorage(dtype, length, zeroed);
+    const storage = new CpuStorage(dtype, length, zeroed, this.precision);
     const id: DataId = Object.freeze({ backend: this.name });
     this.#store.set(id, storage);
     fill(storage);
     return id;
   }
 
+  /** Copies values in: an Int32Array as i32, a Float32Array or Float64Array as f32 at this backend's precision. */
   upload(values: HostArray): DataId {
     const dtype: DType = values instanceof Int32Array ? 'i32' : 'f32';
     return this.#out(dtype, values.length, (o) => o.values.set(values));
@@ -268,13 +298,28 @@ export class CpuBackend implements Backend {
     });
   }
 
+  /** Float32 values at either precision, so that a seed gives the same numbers on every backend. */
   random(kind: RandomKind, size: number, seed: number): DataId {
     const at = kind === 'uniform' ? uniformAt : normalAt;
     return this.#out('f32', size, (o) => {
       const out = o.f32;
-      for (let i = 0; i < size; i++) out[i] = at(seed, i);
+      if (out instanceof Float32Array) {
+        for (let i = 0; i < size; i++) out[i] = at(seed, i);
+      } else {
+        for (let i = 0; i < size; i++) out[i] = Math.fround(at(seed, i));
+      }
     });
   }
+}
+
+/** Values for the attention kernel, which runs at precision 'f32' only. */
+function float32(values: FloatArray): Float32Array {
+  if (!(values instanceof Float32Array)) {
+    throw new Error(
+      `cpu backend: the attention kernel takes float32 storage, got ${values.constructor.name}`,
+    );
+  }
+  return values;
 }
 
 function lastDim(shape: Shape): number {

@@ -1,4 +1,5 @@
 import type { HostArray } from '@loom/tensor';
+import type { FloatArray } from './precision';
 
 /** out[i, :] = table[ids[i], :], zeros for ids outside [0, rows). */
 export function gatherKernel(
@@ -17,11 +18,11 @@ export function gatherKernel(
 
 /** out[ids[i], :] += src[i, :] (out starts at zero), skipping ids outside [0, numRows). */
 export function scatterAddKernel(
-  src: Float32Array,
+  src: FloatArray,
   ids: Int32Array,
   rowSize: number,
   numRows: number,
-  out: Float32Array,
+  out: FloatArray,
 ): void {
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];

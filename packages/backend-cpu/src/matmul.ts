@@ -1,4 +1,5 @@
 import type { MatmulSpec } from '@loom/tensor';
+import type { FloatArray } from './precision';
 import type { CpuStorage } from './storage';
 import { forkJoin } from './threads/fork-join';
 import { chunkPlan, planMatmul } from './wasm/matmul-plan';
@@ -6,9 +7,9 @@ import { wasmRuntime } from './wasm/runtime';
 import { cpuKernelSettings } from './wasm/settings';
 
 /**
- * out [batch, m, n] = A x B as described by `spec` (see MatmulSpec), accumulating in f32.
- * Runs the WebAssembly SIMD kernels (on worker threads too, for large products) when the
- * operands live in the WebAssembly heap, else the cache-blocked JavaScript kernels.
+ * out [batch, m, n] = A x B as described by `spec` (see MatmulSpec), accumulating in f32 (in
+ * f64 at precision 'f64'). Runs the WebAssembly SIMD kernels (on worker threads too, for large
+ * products) when the operands live in the WebAssembly heap, else the JavaScript kernels.
  */
 export function matmulInto(spec: MatmulSpec, a: CpuStorage, b: CpuStorage, out: CpuStorage): void {
   checkSizes(spec, a, b, out);
@@ -60,8 +61,12 @@ const JS_NC = 1024;
 let packedA = new Float32Array(0);
 let packedB = new Float32Array(0);
 
-/** The portable kernel: packed panels and a 4 x 4 register tile; m = 1 and n = 1 as matrix-vector products. */
-export function matmulJs(spec: MatmulSpec, av: Float32Array, bv: Float32Array, ov: Float32Array): void {
+/**
+ * The portable kernels: m = 1 and n = 1 as matrix-vector products; float32 outputs from packed
+ * float32 panels and a 4 x 4 register tile; float64 outputs (precision 'f64') by a plain
+ * i-k-j loop that never rounds to float32.
+ */
+export function matmulJs(spec: MatmulSpec, av: FloatArray, bv: FloatArray, ov: FloatArray): void {
   const { batch, m, n, k, transA, transB, aBatchStride, bBatchStride } = spec;
   const [rsA, csA] = transA ? [1, m] : [k, 1];
   const [rsB, csB] = transB ? [1, k] : [n, 1];
@@ -71,21 +76,22 @@ export function matmulJs(spec: MatmulSpec, av: Float32Array, bv: Float32Array, o
     const oo = p * m * n;
     if (m === 1) gemvJs(av, ao, bv, bo, rsB, csB, n, k, ov, oo);
     else if (n === 1) gemvJs(bv, bo, av, ao, csA, rsA, m, k, ov, oo);
-    else gemmJs(m, n, k, av, ao, rsA, csA, bv, bo, rsB, csB, ov, oo);
+    else if (ov instanceof Float32Array) gemmJs(m, n, k, av, ao, rsA, csA, bv, bo, rsB, csB, ov, oo);
+    else gemmPlain(m, n, k, av, ao, rsA, csA, bv, bo, rsB, csB, ov, oo);
   }
 }
 
 /** out[j] = sum_q x[q] W[q * rs + j * cs] for j < n: dot products when W's rows are contiguous, else axpy. */
 function gemvJs(
-  x: Float32Array,
+  x: FloatArray,
   xo: number,
-  w: Float32Array,
+  w: FloatArray,
   wo: number,
   rs: number,
   cs: number,
   n: number,
   k: number,
-  out: Float32Array,
+  out: FloatArray,
   oo: number,
 ): void {
   if (rs === 1) {
@@ -115,11 +121,11 @@ function gemmJs(
   m: number,
   n: number,
   k: number,
-  av: Float32Array,
+  av: FloatArray,
   ao: number,
   rsA: number,
   csA: number,
-  bv: Float32Array,
+  bv: FloatArray,
   bo: number,
   rsB: number,
   csB: number,
@@ -210,6 +216,33 @@ function gemmJs(
           }
         }
       }
+    }
+  }
+}
+
+/** out [m, n] = A B by rows: out[i, :] += A[i, q] B[q, :] for each q in order. */
+function gemmPlain(
+  m: number,
+  n: number,
+  k: number,
+  av: FloatArray,
+  ao: number,
+  rsA: number,
+  csA: number,
+  bv: FloatArray,
+  bo: number,
+  rsB: number,
+  csB: number,
+  ov: FloatArray,
+  oo: number,
+): void {
+  ov.fill(0, oo, oo + m * n);
+  for (let i = 0; i < m; i++) {
+    const row = oo + i * n;
+    for (let q = 0; q < k; q++) {
+      const s = av[ao + i * rsA + q * csA];
+      const from = bo + q * rsB;
+      for (let j = 0; j < n; j++) ov[row + j] += s * bv[from + j * csB];
     }
   }
 }

@@ -1,4 +1,5 @@
 import { allocHost, type DType, type HostArray } from '@loom/tensor';
+import type { CpuPrecision, FloatArray } from './precision';
 import type { Block } from './wasm/allocator';
 import type { WasmHeap } from './wasm/heap';
 import { wasmRuntime } from './wasm/runtime';
@@ -23,22 +24,32 @@ const dropped = new FinalizationRegistry<{ heap: WasmHeap; block: Block }>(({ he
 /**
  * Storage of one tensor. Where WebAssembly SIMD is available the values live in the shared
  * WebAssembly heap (so matmul kernels and worker threads use them without copying); else, or
- * when the heap is full, in an ordinary typed array. Kernels take views (`f32`, `i32`,
- * `values`) at the start of a call, after allocating their outputs, and do not keep them
- * across calls. New storage holds zeros unless created with `zeroed` false, for outputs a kernel
- * overwrites entirely.
+ * when the heap is full, in an ordinary typed array. At precision 'f64' f32-dtype values live
+ * in a host Float64Array, never in the heap. Kernels take views (`f32`, `i32`, `values`) at
+ * the start of a call, after allocating their outputs, and do not keep them across calls. New
+ * storage holds zeros unless created with `zeroed` false, for outputs a kernel overwrites
+ * entirely.
  */
 export class CpuStorage {
   #placement: Placement;
+  /** Bytes per element: 8 for float64 storage, else 4. */
+  readonly #width: number;
 
   constructor(
     readonly dtype: DType,
     readonly length: number,
     zeroed = true,
+    precision: CpuPrecision = 'f32',
   ) {
     if (!Number.isInteger(length) || length < 0) {
       throw new Error(`CpuStorage: expected a non-negative integer length, got ${length}`);
     }
+    if (precision === 'f64' && dtype === 'f32') {
+      this.#placement = { kind: 'host', values: new Float64Array(length) };
+      this.#width = 8;
+      return;
+    }
+    this.#width = 4;
     const heap = length > 0 ? wasmRuntime()?.heap : undefined;
     const block = heap?.alloc(length * 4, zeroed);
     if (heap && block) {
@@ -66,9 +77,10 @@ export class CpuStorage {
     return p.values;
   }
 
-  get f32(): Float32Array {
+  /** The values of f32-dtype storage: a Float32Array, or a Float64Array at precision 'f64'. */
+  get f32(): FloatArray {
     const values = this.values;
-    if (!(values instanceof Float32Array)) throw new Error(`expected f32 storage, got ${this.dtype}`);
+    if (values instanceof Int32Array) throw new Error(`expected f32 storage, got ${this.dtype}`);
     return values;
   }
 
@@ -79,7 +91,7 @@ export class CpuStorage {
   }
 
   get bytes(): number {
-    return this.length * 4;
+    return this.length * this.#width;
   }
 
   /** Byte address of the values in the WebAssembly heap, or undefined when they live on the host. */

@@ -1,17 +1,24 @@
 import type { MatmulSpec } from '@loom/tensor';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { matmulInto } from '../src/matmul';
+import type { CpuPrecision, FloatArray } from '../src/precision';
 import { CpuStorage } from '../src/storage';
 import { cpuThreadsReady } from '../src/threads/shared-pool';
 import { buildKernelModule } from '../src/wasm/kernel-module';
 import { wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
 import { configureCpuKernels, cpuKernelSettings } from '../src/wasm/settings';
 
-type Mode = { readonly name: string; readonly wasm: boolean; readonly threads: number };
+type Mode = {
+  readonly name: string;
+  readonly wasm: boolean;
+  readonly threads: number;
+  readonly precision: CpuPrecision;
+};
 const MODES: readonly Mode[] = [
-  { name: 'wasm, 1 thread', wasm: true, threads: 1 },
-  { name: 'wasm, 2 threads', wasm: true, threads: 2 },
-  { name: 'javascript', wasm: false, threads: 1 },
+  { name: 'wasm, 1 thread', wasm: true, threads: 1, precision: 'f32' },
+  { name: 'wasm, 2 threads', wasm: true, threads: 2, precision: 'f32' },
+  { name: 'javascript', wasm: false, threads: 1, precision: 'f32' },
+  { name: 'float64', wasm: true, threads: 2, precision: 'f64' },
 ];
 
 let seed = 12345;
@@ -20,10 +27,11 @@ function random(): number {
   return ((seed >>> 8) / 2 ** 24) * 2 - 1;
 }
 
-function filled(length: number): CpuStorage {
-  const s = new CpuStorage('f32', length);
+/** Random values; at precision 'f64' with bits below float32's precision too. */
+function filled(length: number, precision: CpuPrecision = 'f32'): CpuStorage {
+  const s = new CpuStorage('f32', length, true, precision);
   const v = s.f32;
-  for (let i = 0; i < length; i++) v[i] = random();
+  for (let i = 0; i < length; i++) v[i] = precision === 'f64' ? random() + 2 ** -26 * random() : random();
   return s;
 }
 
@@ -45,11 +53,11 @@ function spec(
   };
 }
 
-/** Float64 reference; also returns sum |a||b| per element, which bounds the f32 rounding error. */
+/** Float64 reference; also returns sum |a||b| per element, which bounds the rounding error. */
 function reference(
   s: MatmulSpec,
-  a: Float32Array,
-  b: Float32Array,
+  a: FloatArray,
+  b: FloatArray,
 ): { value: Float64Array; magnitude: Float64Array } {
   const value = new Float64Array(s.batch * s.m * s.n);
   const magnitude = new Float64Array(value.length);
@@ -72,19 +80,21 @@ function reference(
   return { value, magnitude };
 }
 
-function run(s: MatmulSpec): { out: Float32Array; worst: number } {
+/** The worst error of one product relative to its bound (at most 1 passes). */
+function run(s: MatmulSpec, precision: CpuPrecision = 'f32'): { out: FloatArray; worst: number } {
   const aLength = (s.batch - 1) * s.aBatchStride + s.m * s.k;
   const bLength = (s.batch - 1) * s.bBatchStride + s.k * s.n;
-  const a = filled(aLength);
-  const b = filled(bLength);
-  const out = filled(s.batch * s.m * s.n);
+  const a = filled(aLength, precision);
+  const b = filled(bLength, precision);
+  const out = filled(s.batch * s.m * s.n, precision);
   matmulInto(s, a, b, out);
   const { value, magnitude } = reference(s, a.f32, b.f32);
   const result = out.f32.slice();
+  const unitRoundoff = precision === 'f64' ? 2 ** -53 : 2 ** -24;
   let worst = 0;
   for (let i = 0; i < value.length; i++) {
-    // f32 accumulation: error grows at most linearly with k (relative to sum |a b|).
-    const tolerance = 2 * (s.k + 1) * 2 ** -24 * magnitude[i] + 1e-30;
+    // Accumulation error grows at most linearly with k (relative to sum |a b|).
+    const tolerance = 2 * (s.k + 1) * unitRoundoff * magnitude[i] + 1e-300;
     worst = Math.max(worst, Math.abs(result[i] - value[i]) / tolerance);
   }
   for (const st of [a, b, out]) st.free();
@@ -114,7 +124,8 @@ describe.each(MODES)('matmul ($name)', (mode) => {
     for (const transB of [false, true]) {
       it(`matches a float64 reference, transA ${transA}, transB ${transB}`, () => {
         for (const [m, n, k] of SHAPES) {
-          expect(run(spec(m, n, k, { transA, transB })).worst, `${m}x${n}x${k}`).toBeLessThanOrEqual(1);
+          const { worst } = run(spec(m, n, k, { transA, transB }), mode.precision);
+          expect(worst, `${m}x${n}x${k}`).toBeLessThanOrEqual(1);
         }
       });
     }
@@ -133,7 +144,7 @@ describe.each(MODES)('matmul ($name)', (mode) => {
           spec(m, n, k, { batch: 3, transB, aBatchStride: 0 }),
           spec(m, n, k, { batch: 3, transB, bBatchStride: 0, transA: true }),
         ];
-        for (const c of cases) expect(run(c).worst, JSON.stringify(c)).toBeLessThanOrEqual(1);
+        for (const c of cases) expect(run(c, mode.precision).worst, JSON.stringify(c)).toBeLessThanOrEqual(1);
       }
     }
   });
@@ -148,12 +159,13 @@ describe.each(MODES)('matmul ($name)', (mode) => {
       spec(192, 384, 128, { transB: true }),
       spec(12, 64, 32, { batch: 16, transB: true }),
     ];
-    for (const s of shapes) expect(run(s).worst, JSON.stringify(s)).toBeLessThanOrEqual(1);
+    for (const s of shapes) expect(run(s, mode.precision).worst, JSON.stringify(s)).toBeLessThanOrEqual(1);
   });
 
   it('writes zeros when k is 0', () => {
-    const out = filled(12);
-    matmulInto(spec(3, 4, 0), new CpuStorage('f32', 0), new CpuStorage('f32', 0), out);
+    const out = filled(12, mode.precision);
+    const empty = () => new CpuStorage('f32', 0, true, mode.precision);
+    matmulInto(spec(3, 4, 0), empty(), empty(), out);
     expect([...out.f32]).toEqual(new Array(12).fill(0));
   });
 });

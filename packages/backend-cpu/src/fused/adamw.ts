@@ -1,11 +1,12 @@
 import type { AdamWSpec } from '@loom/tensor';
+import type { FloatArray } from '../precision';
 
 /** AdamW in place over every element (see FusedKernels.adamw). */
 export function adamwKernel(
-  p: Float32Array,
-  g: Float32Array,
-  m: Float32Array,
-  v: Float32Array,
+  p: FloatArray,
+  g: FloatArray,
+  m: FloatArray,
+  v: FloatArray,
   spec: AdamWSpec,
 ): void {
   const { lr, beta1, beta2, eps, weightDecay, c1, c2 } = spec;

@@ -1,12 +1,14 @@
+import type { FloatArray } from '../precision';
+
 /** 1 / sqrt(mean(x[o..o+d)²) + eps). */
-function rmsScale(x: Float32Array, o: number, d: number, eps: number): number {
+function rmsScale(x: FloatArray, o: number, d: number, eps: number): number {
   let ss = 0;
   for (let i = 0; i < d; i++) ss += x[o + i] * x[o + i];
   return 1 / Math.sqrt(ss / d + eps);
 }
 
 /** The mean of x[o..o+d) and 1 / sqrt(variance + eps), written to stats[0] and stats[1]. */
-function meanAndScale(x: Float32Array, o: number, d: number, eps: number, stats: Float64Array): void {
+function meanAndScale(x: FloatArray, o: number, d: number, eps: number, stats: Float64Array): void {
   let sum = 0;
   for (let i = 0; i < d; i++) sum += x[o + i];
   const mean = sum / d;
@@ -20,7 +22,7 @@ function meanAndScale(x: Float32Array, o: number, d: number, eps: number, stats:
 }
 
 /** x [rows, d] * rsqrt(mean(x^2) + eps) * weight [d]. */
-export function rmsnormKernel(x: Float32Array, weight: Float32Array, eps: number, out: Float32Array): void {
+export function rmsnormKernel(x: FloatArray, weight: FloatArray, eps: number, out: FloatArray): void {
   const d = weight.length;
   const rows = d === 0 ? 0 : x.length / d;
   for (let r = 0; r < rows; r++) {
@@ -32,11 +34,11 @@ export function rmsnormKernel(x: Float32Array, weight: Float32Array, eps: number
 
 /** (x - mean) * rsqrt(var + eps) * weight + bias over rows of length d. */
 export function layernormKernel(
-  x: Float32Array,
-  weight: Float32Array,
-  bias: Float32Array,
+  x: FloatArray,
+  weight: FloatArray,
+  bias: FloatArray,
   eps: number,
-  out: Float32Array,
+  out: FloatArray,
 ): void {
   const d = weight.length;
   const rows = d === 0 ? 0 : x.length / d;
@@ -52,11 +54,11 @@ export function layernormKernel(
 
 /** dx of rmsnorm for rows of length d: r (dn - n mean(dn n)) with n = x r, dn = grad * weight. */
 export function rmsnormGradKernel(
-  x: Float32Array,
-  weight: Float32Array,
-  grad: Float32Array,
+  x: FloatArray,
+  weight: FloatArray,
+  grad: FloatArray,
   eps: number,
-  out: Float32Array,
+  out: FloatArray,
 ): void {
   const d = weight.length;
   const rows = d === 0 ? 0 : x.length / d;
@@ -72,11 +74,11 @@ export function rmsnormGradKernel(
 
 /** dx of layernorm for rows of length d: r (dn - mean(dn) - n mean(dn n)), n = (x - mean) r. */
 export function layernormGradKernel(
-  x: Float32Array,
-  weight: Float32Array,
-  grad: Float32Array,
+  x: FloatArray,
+  weight: FloatArray,
+  grad: FloatArray,
   eps: number,
-  out: Float32Array,
+  out: FloatArray,
 ): void {
   const d = weight.length;
   const rows = d === 0 ? 0 : x.length / d;

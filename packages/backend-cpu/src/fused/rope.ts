@@ -1,21 +1,28 @@
 import type { Shape } from '@loom/tensor';
+import type { FloatArray } from '../precision';
 
-/** Rotates pairs (2i, 2i+1) of x [B, T, H, hd] by (offset + t) * theta^(-2i/hd), in f32 like llama2.c. */
+/**
+ * Rotates pairs (2i, 2i+1) of x [B, T, H, hd] by (offset + t) * theta^(-2i/hd). On float32
+ * values the angles and their cosines and sines are float32, like llama2.c; on float64 values
+ * (precision 'f64') all of it is float64.
+ */
 export function ropeKernel(
-  x: Float32Array,
+  x: FloatArray,
   shape: Shape,
   offset: number,
   theta: number,
-  out: Float32Array,
+  out: FloatArray,
 ): void {
   const [b, t, h, hd] = shape;
   const half = hd / 2;
-  const cos = new Float32Array(t * half);
-  const sin = new Float32Array(t * half);
+  const single = x instanceof Float32Array;
+  const round = single ? Math.fround : (v: number) => v;
+  const cos = single ? new Float32Array(t * half) : new Float64Array(t * half);
+  const sin = single ? new Float32Array(t * half) : new Float64Array(t * half);
   for (let p = 0; p < t; p++) {
     for (let i = 0; i < half; i++) {
-      const freq = Math.fround(theta ** Math.fround(-(2 * i) / hd));
-      const angle = Math.fround((offset + p) * freq);
+      const freq = round(theta ** round(-(2 * i) / hd));
+      const angle = round((offset + p) * freq);
       cos[p * half + i] = Math.cos(angle);
       sin[p * half + i] = Math.sin(angle);
     }

@@ -1,5 +1,7 @@
+import type { FloatArray } from '../precision';
+
 /** Softmax (or log-softmax) over rows of length `cols`, shifted by the row maximum. */
-export function softmaxKernel(x: Float32Array, cols: number, log: boolean, out: Float32Array): void {
+export function softmaxKernel(x: FloatArray, cols: number, log: boolean, out: FloatArray): void {
   const rows = cols === 0 ? 0 : x.length / cols;
   for (let r = 0; r < rows; r++) {
     const o = r * cols;
@@ -21,7 +23,7 @@ export function softmaxKernel(x: Float32Array, cols: number, log: boolean, out: 
  * target outside [0, V) that is not ignored counts as a row with loss 0 (as the composite does).
  */
 export function crossEntropyKernel(
-  logits: Float32Array,
+  logits: FloatArray,
   targets: Int32Array,
   vocab: number,
   ignoreIndex: number,
