@@ -29,12 +29,14 @@ import { geluGradInto, geluInto } from './gelu';
 import { gatherKernel, scatterAddKernel } from './indexing';
 import { matmulInto } from './matmul';
 import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
+import { normRowsInto } from './norm-rows';
 import { type CpuPrecision, checkPrecision, type FloatArray } from './precision';
 import { argmaxKernel, reduceKernel } from './reduce';
 import { CpuStorage } from './storage';
-import { runRowKernel } from './vectorised';
-import { SOFTMAX_KERNEL } from './wasm/softmax-kernel';
 import { silu, unaryKernel } from './unary';
+import { runRowKernel } from './vectorised';
+import { NORM_KERNELS } from './wasm/norm-kernel';
+import { SOFTMAX_KERNEL } from './wasm/softmax-kernel';
 
 export interface CpuBackendOptions {
   /**
@@ -59,11 +61,18 @@ export class CpuBackend implements Backend {
     this.precision = checkPrecision(options.precision ?? 'f32');
     const kernels: Omit<FusedKernels, 'attention'> = {
       rmsnorm: (x, w, eps) =>
-        this.#out('f32', sizeOf(x.shape), (o) => rmsnormKernel(this.#f32(x), this.#f32(w), eps, o.f32)),
+        this.#out('f32', sizeOf(x.shape), (o) => {
+          if (!normRowsInto(NORM_KERNELS.rmsnorm, [this.#get(x.id)], [this.#get(w.id)], o, eps)) {
+            rmsnormKernel(this.#f32(x), this.#f32(w), eps, o.f32);
+          }
+        }),
       layernorm: (x, w, b, eps) =>
-        this.#out('f32', sizeOf(x.shape), (o) =>
-          layernormKernel(this.#f32(x), this.#f32(w), this.#f32(b), eps, o.f32),
-        ),
+        this.#out('f32', sizeOf(x.shape), (o) => {
+          const weights = [this.#get(w.id), this.#get(b.id)];
+          if (!normRowsInto(NORM_KERNELS.layernorm, [this.#get(x.id)], weights, o, eps)) {
+            layernormKernel(this.#f32(x), this.#f32(w), this.#f32(b), eps, o.f32);
+          }
+        }),
       rope: (x, offset, theta) =>
         this.#out('f32', sizeOf(x.shape), (o) => ropeKernel(this.#f32(x), x.shape, offset, theta, o.f32)),
       swiglu: (gate, up) =>
@@ -74,13 +83,19 @@ export class CpuBackend implements Backend {
           for (let i = 0; i < g.length; i++) out[i] = silu(g[i]) * u[i];
         }),
       rmsnormGrad: (x, w, g, eps) =>
-        this.#out('f32', sizeOf(x.shape), (o) =>
-          rmsnormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32),
-        ),
+        this.#out('f32', sizeOf(x.shape), (o) => {
+          const rows = [this.#get(x.id), this.#get(g.id)];
+          if (!normRowsInto(NORM_KERNELS.rmsnormGrad, rows, [this.#get(w.id)], o, eps)) {
+            rmsnormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32);
+          }
+        }),
       layernormGrad: (x, w, g, eps) =>
-        this.#out('f32', sizeOf(x.shape), (o) =>
-          layernormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32),
-        ),
+        this.#out('f32', sizeOf(x.shape), (o) => {
+          const rows = [this.#get(x.id), this.#get(g.id)];
+          if (!normRowsInto(NORM_KERNELS.layernormGrad, rows, [this.#get(w.id)], o, eps)) {
+            layernormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32);
+          }
+        }),
       adamw: (p, g, m, v, spec) => adamwKernel(this.#f32(p), this.#f32(g), this.#f32(m), this.#f32(v), spec),
       geluGrad: (x, grad) =>
         this.#out('f32', sizeOf(x.shape), (o) => geluGradInto(this.#get(x.id), this.#get(grad.id), o)),
@@ -88,7 +103,7 @@ export class CpuBackend implements Backend {
         this.#out('f32', sizeOf(x.shape), (o) => {
           const cols = lastDim(x.shape);
           const rows = cols === 0 ? 0 : sizeOf(x.shape) / cols;
-          if (!runRowKernel(SOFTMAX_KERNEL, [this.#get(x.id)], o, rows, cols)) {
+          if (!runRowKernel(SOFTMAX_KERNEL, [this.#get(x.id)], [], o, rows, cols)) {
             softmaxKernel(this.#f32(x), cols, false, o.f32);
           }
         }),
@@ -227,7 +242,8 @@ export class CpuBackend implements Backend {
   reduce(op: ReduceOp, x: TensorInfo, dims: ReduceDims): DataId {
     return this.#out(x.dtype, dims.outer * dims.inner, (o) => {
       const columns = op === 'sum' && x.dtype === 'f32' && dims.inner > 1;
-      if (!columns || !sumColumnsInto(this.#get(x.id), dims, o)) reduceKernel(op, this.#values(x), dims, o.values);
+      if (!columns || !sumColumnsInto(this.#get(x.id), dims, o))
+        reduceKernel(op, this.#values(x), dims, o.values);
     });
   }
 

@@ -25,17 +25,15 @@ function onHeap(storages: readonly CpuStorage[]): { runtime: WasmRuntime; addres
 
 /**
  * Runs `kernel` over `units` units of `unitElements` elements each, split across threads into
- * chunks: each chunk's arguments are the byte addresses of the storages at its first unit, its
- * count (units, or elements when `countElements`), then `extra`.
+ * chunks; `argsAt(byteOffset, units)` gives the arguments of the chunk starting that many bytes
+ * into the per-unit arrays.
  */
 function split(
   runtime: WasmRuntime,
   kernel: KernelName,
-  addresses: readonly number[],
   units: number,
   unitElements: number,
-  countElements: boolean,
-  extra: readonly number[],
+  argsAt: (byteOffset: number, units: number) => number[],
 ): void {
   const elements = units * unitElements;
   forkJoin(runtime, kernel, elements * MICROS_PER_ELEMENT, (threads) => {
@@ -43,9 +41,7 @@ function split(
     const size = Math.ceil(units / Math.max(1, wanted));
     const chunks: number[][] = [];
     for (let start = 0; start < units; start += size) {
-      const offset = 4 * start * unitElements;
-      const count = Math.min(size, units - start) * (countElements ? unitElements : 1);
-      chunks.push([...addresses.map((a) => a + offset), count, ...extra]);
+      chunks.push(argsAt(4 * start * unitElements, Math.min(size, units - start)));
     }
     return chunks;
   });
@@ -66,24 +62,42 @@ export function runVectorised(
   const heap = onHeap([...inputs, out]);
   const vectors = Math.floor(n / 4);
   if (!heap || vectors === 0) return 0;
-  split(heap.runtime, kernel, heap.addresses, vectors, 4, true, []);
+  split(heap.runtime, kernel, vectors, 4, (offset, count) => [
+    ...heap.addresses.map((a) => a + offset),
+    4 * count,
+  ]);
   return vectors * 4;
 }
 
 /**
- * Runs a row kernel (arguments: byte addresses of `inputs` and of `out`, row count, row length)
- * over `rows` rows of `cols` when every operand lives in the WebAssembly heap. Returns false
- * when it could not run.
+ * Runs a row kernel over `rows` rows of `cols` when every operand lives in the WebAssembly
+ * heap. Its arguments: byte addresses of the row-wise `inputs`, of the `shared` operands (the
+ * same for every row, such as norm weights) and of `out`, then the row count, the row length
+ * and `extra`. Returns false when it could not run.
  */
 export function runRowKernel(
   kernel: KernelName,
   inputs: readonly CpuStorage[],
+  shared: readonly CpuStorage[],
   out: CpuStorage,
   rows: number,
   cols: number,
+  extra: readonly number[] = [],
 ): boolean {
-  const heap = onHeap([...inputs, out]);
+  const heap = onHeap([...inputs, ...shared, out]);
   if (!heap) return false;
-  if (rows > 0 && cols > 0) split(heap.runtime, kernel, heap.addresses, rows, cols, false, [cols]);
+  const rowWise = heap.addresses.slice(0, inputs.length);
+  const fixed = heap.addresses.slice(inputs.length, inputs.length + shared.length);
+  const outAddress = heap.addresses[heap.addresses.length - 1];
+  if (rows > 0 && cols > 0) {
+    split(heap.runtime, kernel, rows, cols, (offset, count) => [
+      ...rowWise.map((a) => a + offset),
+      ...fixed,
+      outAddress + offset,
+      count,
+      cols,
+      ...extra,
+    ]);
+  }
   return true;
 }

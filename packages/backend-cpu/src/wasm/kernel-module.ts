@@ -4,6 +4,7 @@ import { emitElementwise } from './elementwise-kernel';
 import { emitGemm, type GemmConfig } from './gemm-kernel';
 import { emitGemvN, emitGemvT } from './gemv-kernel';
 import { type ImportedMemory, ModuleBuilder } from './module-builder';
+import { emitNorms } from './norm-kernel';
 import { emitSoftmax } from './softmax-kernel';
 
 /** Register tile and cache blocking of the matrix product kernel. */
@@ -14,7 +15,7 @@ const GEMV_N_ROWS = 4;
 /** Vector accumulators of the dot products of `gemv_t`. */
 const GEMV_T_LANES = 4;
 
-/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation, softmax and column-sum kernels) over an imported memory with these limits. */
+/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation, softmax, column-sum and norm kernels) over an imported memory with these limits. */
 export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffer> {
   const mod = new ModuleBuilder(memory);
   emitGemm(mod, GEMM_CONFIG);
@@ -24,5 +25,6 @@ export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffe
   emitActivations(mod);
   emitSoftmax(mod);
   emitColumnSum(mod);
+  emitNorms(mod);
   return mod.encode();
 }

@@ -26,10 +26,15 @@ export const Op = {
   'f32.sub': 0x93,
   'f32.mul': 0x94,
   'f32.max': 0x97,
+  'f64.sqrt': 0x9f,
   'f64.add': 0xa0,
+  'f64.sub': 0xa1,
+  'f64.mul': 0xa2,
   'f64.div': 0xa3,
   'f32.demote_f64': 0xb6,
+  'f64.convert_i32_u': 0xb8,
   'f64.promote_f32': 0xbb,
+  'f32.reinterpret_i32': 0xbe,
 } as const;
 export type Op = keyof typeof Op;
 

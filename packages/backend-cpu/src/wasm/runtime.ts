@@ -5,14 +5,17 @@ import { ELEMENTWISE_KERNELS } from './elementwise-kernel';
 import { gemmLayout } from './gemm-kernel';
 import { WasmHeap } from './heap';
 import { buildKernelModule, GEMM_CONFIG } from './kernel-module';
+import { NORM_KERNELS } from './norm-kernel';
 import { SOFTMAX_KERNEL } from './softmax-kernel';
 
 type ElementwiseKernelName = (typeof ELEMENTWISE_KERNELS)[keyof typeof ELEMENTWISE_KERNELS];
 export type ActivationKernelName = (typeof ACTIVATION_KERNELS)[keyof typeof ACTIVATION_KERNELS];
+type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];
 
 /**
  * The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
- * ELEMENTWISE_PARAMS, GELU_PARAMS, GELU_GRAD_PARAMS, SOFTMAX_PARAMS, COLUMN_SUM_PARAMS).
+ * ELEMENTWISE_PARAMS, GELU_PARAMS, GELU_GRAD_PARAMS, SOFTMAX_PARAMS, COLUMN_SUM_PARAMS, the
+ * NORM_KERNELS params).
  */
 export type KernelName =
   | 'gemm'
@@ -21,7 +24,8 @@ export type KernelName =
   | ElementwiseKernelName
   | ActivationKernelName
   | typeof SOFTMAX_KERNEL
-  | typeof COLUMN_SUM_KERNEL;
+  | typeof COLUMN_SUM_KERNEL
+  | NormKernelName;
 export const KERNEL_NAMES: readonly KernelName[] = [
   'gemm',
   'gemv_t',
@@ -30,6 +34,7 @@ export const KERNEL_NAMES: readonly KernelName[] = [
   ...Object.values(ACTIVATION_KERNELS),
   SOFTMAX_KERNEL,
   COLUMN_SUM_KERNEL,
+  ...Object.values(NORM_KERNELS),
 ];
 
 /**
@@ -88,6 +93,10 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
     gelu_grad_f32: exportedKernel(instance, 'gelu_grad_f32'),
     softmax_f32: exportedKernel(instance, 'softmax_f32'),
     column_sum_f32: exportedKernel(instance, 'column_sum_f32'),
+    layernorm_f32: exportedKernel(instance, 'layernorm_f32'),
+    layernorm_grad_f32: exportedKernel(instance, 'layernorm_grad_f32'),
+    rmsnorm_f32: exportedKernel(instance, 'rmsnorm_f32'),
+    rmsnorm_grad_f32: exportedKernel(instance, 'rmsnorm_grad_f32'),
   };
   const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
   if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };

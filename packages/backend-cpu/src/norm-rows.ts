@@ -1,0 +1,28 @@
+import type { CpuStorage } from './storage';
+import { runRowKernel } from './vectorised';
+import type { NORM_KERNELS } from './wasm/norm-kernel';
+
+type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];
+
+/** The bits of `value` rounded to f32, as an i32 (kernel arguments are i32). */
+function f32Bits(value: number): number {
+  return new Int32Array(new Float32Array([value]).buffer)[0];
+}
+
+/**
+ * Runs a WebAssembly norm kernel over the rows of `out` (row length d = the weight length) when
+ * d is a multiple of 4 and every operand lives in the heap; returns false, computing nothing,
+ * otherwise. `rowInputs` are x (and the incoming gradient), `weights` the weight (and bias).
+ */
+export function normRowsInto(
+  kernel: NormKernelName,
+  rowInputs: readonly CpuStorage[],
+  weights: readonly CpuStorage[],
+  out: CpuStorage,
+  eps: number,
+): boolean {
+  const d = weights[0].length;
+  if (d % 4 !== 0) return false;
+  const rows = d === 0 ? 0 : out.length / d;
+  return runRowKernel(kernel, rowInputs, weights, out, rows, d, [f32Bits(eps)]);
+}
