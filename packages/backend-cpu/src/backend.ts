@@ -18,6 +18,7 @@ import {
   type UnaryOp,
   uniformAt,
 } from '@loom/tensor';
+import { geluGradInto, swigluInto, unaryVectorInto } from './activation';
 import { binaryKernel, compareKernel, whereKernel } from './binary';
 import { sumColumnsInto } from './column-sum';
 import { adamwKernel } from './fused/adamw';
@@ -25,7 +26,6 @@ import { attentionKernel } from './fused/attention';
 import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
 import { ropeKernel } from './fused/rope';
 import { crossEntropyKernel, softmaxKernel } from './fused/softmax';
-import { geluGradInto, geluInto } from './gelu';
 import { gatherKernel, scatterAddKernel } from './indexing';
 import { matmulInto } from './matmul';
 import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
@@ -33,7 +33,7 @@ import { normRowsInto } from './norm-rows';
 import { type CpuPrecision, checkPrecision, type FloatArray } from './precision';
 import { argmaxKernel, reduceKernel } from './reduce';
 import { CpuStorage } from './storage';
-import { silu, unaryKernel } from './unary';
+import { unaryKernel } from './unary';
 import { runRowKernel } from './vectorised';
 import { NORM_KERNELS } from './wasm/norm-kernel';
 import { SOFTMAX_KERNEL } from './wasm/softmax-kernel';
@@ -76,12 +76,7 @@ export class CpuBackend implements Backend {
       rope: (x, offset, theta) =>
         this.#out('f32', sizeOf(x.shape), (o) => ropeKernel(this.#f32(x), x.shape, offset, theta, o.f32)),
       swiglu: (gate, up) =>
-        this.#out('f32', sizeOf(gate.shape), (o) => {
-          const g = this.#f32(gate);
-          const u = this.#f32(up);
-          const out = o.f32;
-          for (let i = 0; i < g.length; i++) out[i] = silu(g[i]) * u[i];
-        }),
+        this.#out('f32', sizeOf(gate.shape), (o) => swigluInto(this.#get(gate.id), this.#get(up.id), o)),
       rmsnormGrad: (x, w, g, eps) =>
         this.#out('f32', sizeOf(x.shape), (o) => {
           const rows = [this.#get(x.id), this.#get(g.id)];
@@ -205,11 +200,9 @@ export class CpuBackend implements Backend {
   flush(): void {}
 
   unary(op: UnaryOp, x: TensorInfo): DataId {
-    return this.#out(x.dtype, sizeOf(x.shape), (o) =>
-      op === 'gelu' && x.dtype === 'f32'
-        ? geluInto(this.#get(x.id), o)
-        : unaryKernel(op, this.#values(x), o.values),
-    );
+    return this.#out(x.dtype, sizeOf(x.shape), (o) => {
+      if (!unaryVectorInto(op, this.#get(x.id), o)) unaryKernel(op, this.#values(x), o.values);
+    });
   }
 
   binary(op: BinaryOp, a: TensorInfo, b: TensorInfo, outShape: Shape): DataId {

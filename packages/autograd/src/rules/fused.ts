@@ -64,7 +64,8 @@ export function swigluRule(ctx: RuleContext, gate: TensorInfo, up: TensorInfo): 
   return (g, needs) => {
     const a = ctx.borrow(gate);
     const s = a.sigmoid();
-    const da = needs[0] ? g.mul(ctx.borrow(up)).mul(s.mul(a.mul(s.neg().add(1)).add(1))) : undefined;
+    // silu'(a) = s (1 + a (1 - s)), written as s (1 + a - a s).
+    const da = needs[0] ? g.mul(ctx.borrow(up)).mul(s.mul(a.sub(a.mul(s)).add(1))) : undefined;
     return [da, needs[1] ? g.mul(a.silu()) : undefined];
   };
 }

@@ -14,7 +14,7 @@ type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];
 
 /**
  * The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
- * ELEMENTWISE_PARAMS, GELU_PARAMS, GELU_GRAD_PARAMS, SOFTMAX_PARAMS, COLUMN_SUM_PARAMS, the
+ * ELEMENTWISE_PARAMS, the activations' UNARY_PARAMS and BINARY_PARAMS, SOFTMAX_PARAMS, COLUMN_SUM_PARAMS, the
  * NORM_KERNELS params).
  */
 export type KernelName =
@@ -91,6 +91,10 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
     binary_div_f32: exportedKernel(instance, 'binary_div_f32'),
     gelu_f32: exportedKernel(instance, 'gelu_f32'),
     gelu_grad_f32: exportedKernel(instance, 'gelu_grad_f32'),
+    exp_f32: exportedKernel(instance, 'exp_f32'),
+    sigmoid_f32: exportedKernel(instance, 'sigmoid_f32'),
+    silu_f32: exportedKernel(instance, 'silu_f32'),
+    swiglu_f32: exportedKernel(instance, 'swiglu_f32'),
     softmax_f32: exportedKernel(instance, 'softmax_f32'),
     column_sum_f32: exportedKernel(instance, 'column_sum_f32'),
     layernorm_f32: exportedKernel(instance, 'layernorm_f32'),

@@ -2,9 +2,12 @@ import { type Expr, f32x4, type Local, type Operand, simd } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { ValType } from './opcodes';
 
-/** exp is evaluated on [EXP_MIN, EXP_MAX]: 2^k stays a normal f32 and e^88 is finite. */
-const EXP_MIN = -87;
-const EXP_MAX = 88;
+/**
+ * exp is evaluated on [EXP_MIN, EXP_MAX]: 2^(k - 1) stays a normal f32 (k >= -125), and EXP_MAX
+ * is just below ln(largest f32), so every finite result is produced.
+ */
+const EXP_MIN = -86.5;
+const EXP_MAX = 88.7228;
 /** ln 2 split so that k · LN2_HI is exact for |k| < 2^15. */
 const LN2_HI = 0.693359375;
 const LN2_LO = Math.LN2 - LN2_HI;
@@ -31,8 +34,9 @@ export function emitExp(f: FunctionBuilder, z: Local, k: Local, result: Local): 
   f.set(z, sub(sub(z, mul(k, f32x4(LN2_HI))), mul(k, f32x4(LN2_LO))));
   const [first, ...rest] = EXP_TAYLOR;
   const poly = rest.reduce<Expr>((p, c) => add(mul(p, z), f32x4(c)), f32x4(first));
-  const exponent = simd('i32x4.add', simd('i32x4.trunc_sat_f32x4_s', k), simd('i32x4.splat', 127));
-  f.set(result, mul(poly, simd('i32x4.shl', exponent, 23)));
+  // 2^k as 2^(k - 1) · 2: k reaches 128 near EXP_MAX, whose 2^k alone is not a finite f32.
+  const exponent = simd('i32x4.add', simd('i32x4.trunc_sat_f32x4_s', k), simd('i32x4.splat', 126));
+  f.set(result, mul(mul(poly, simd('i32x4.shl', exponent, 23)), f32x4(2)));
   f.set(result, simd('v128.bitselect', f32x4(Number.POSITIVE_INFINITY), result, overflow));
   f.set(result, simd('v128.bitselect', f32x4(0), result, underflow));
 }
