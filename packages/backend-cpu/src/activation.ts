@@ -29,7 +29,7 @@ function isVectorUnary(op: UnaryOp): op is VectorUnaryOp {
 export function unaryVectorInto(op: UnaryOp, x: CpuStorage, out: CpuStorage): boolean {
   if (!isVectorUnary(op) || x.dtype !== 'f32') return false;
   const { kernel, scalar } = VECTOR_UNARY[op];
-  const done = runVectorised(kernel, [x], out, x.length);
+  const done = runVectorised(kernel, [x, out], x.length);
   if (done === 0 && x.length >= 4) return false;
   const xv = x.values;
   const ov = out.values;
@@ -39,7 +39,7 @@ export function unaryVectorInto(op: UnaryOp, x: CpuStorage, out: CpuStorage): bo
 
 /** out = grad · gelu'(x): in WebAssembly SIMD where the storages live in the heap, else in JavaScript. */
 export function geluGradInto(x: CpuStorage, grad: CpuStorage, out: CpuStorage): void {
-  const done = runVectorised(ACTIVATION_KERNELS.geluGrad, [x, grad], out, x.length);
+  const done = runVectorised(ACTIVATION_KERNELS.geluGrad, [x, grad, out], x.length);
   const xv = x.values;
   const gv = grad.values;
   const ov = out.values;
@@ -48,7 +48,7 @@ export function geluGradInto(x: CpuStorage, grad: CpuStorage, out: CpuStorage): 
 
 /** out = silu(gate) · up, like `geluGradInto`. */
 export function swigluInto(gate: CpuStorage, up: CpuStorage, out: CpuStorage): void {
-  const done = runVectorised(ACTIVATION_KERNELS.swiglu, [gate, up], out, gate.length);
+  const done = runVectorised(ACTIVATION_KERNELS.swiglu, [gate, up, out], gate.length);
   const gv = gate.values;
   const uv = up.values;
   const ov = out.values;

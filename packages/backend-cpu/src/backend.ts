@@ -21,7 +21,7 @@ import {
 import { geluGradInto, swigluInto, unaryVectorInto } from './activation';
 import { binaryKernel, compareKernel, whereKernel } from './binary';
 import { sumColumnsInto } from './column-sum';
-import { adamwKernel } from './fused/adamw';
+import { adamwInPlace } from './fused/adamw';
 import { attentionKernel } from './fused/attention';
 import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
 import { ropeKernel } from './fused/rope';
@@ -91,7 +91,8 @@ export class CpuBackend implements Backend {
             layernormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32);
           }
         }),
-      adamw: (p, g, m, v, spec) => adamwKernel(this.#f32(p), this.#f32(g), this.#f32(m), this.#f32(v), spec),
+      adamw: (p, g, m, v, spec) =>
+        adamwInPlace(this.#get(p.id), this.#get(g.id), this.#get(m.id), this.#get(v.id), spec),
       geluGrad: (x, grad) =>
         this.#out('f32', sizeOf(x.shape), (o) => geluGradInto(this.#get(x.id), this.#get(grad.id), o)),
       softmax: (x) =>

@@ -1,13 +1,8 @@
 import type { CpuStorage } from './storage';
-import { runRowKernel } from './vectorised';
+import { f32Bits, runRowKernel } from './vectorised';
 import type { NORM_KERNELS } from './wasm/norm-kernel';
 
 type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];
-
-/** The bits of `value` rounded to f32, as an i32 (kernel arguments are i32). */
-function f32Bits(value: number): number {
-  return new Int32Array(new Float32Array([value]).buffer)[0];
-}
 
 /**
  * Runs a WebAssembly norm kernel over the rows of `out` (row length d = the weight length) when

@@ -10,6 +10,11 @@ const CHUNKS_PER_THREAD = 2;
 /** Smallest chunk, in elements. */
 const MIN_CHUNK_ELEMENTS = 8192;
 
+/** The bits of `value` rounded to f32, as an i32: how kernels take f32 constants (arguments are i32). */
+export function f32Bits(value: number): number {
+  return new Int32Array(new Float32Array([value]).buffer)[0];
+}
+
 /** The runtime and the byte addresses of `storages` when the kernels are on and all live in the heap. */
 function onHeap(storages: readonly CpuStorage[]): { runtime: WasmRuntime; addresses: number[] } | undefined {
   const runtime = cpuKernelSettings().wasm ? wasmRuntime() : undefined;
@@ -48,23 +53,24 @@ function split(
 }
 
 /**
- * Runs an element-wise kernel (arguments: byte addresses of `inputs` and of `out`, element
- * count) over the first `n - n % 4` elements when every operand lives in the WebAssembly heap.
- * Returns how many elements were computed (0 when the kernel could not run); the caller
- * finishes the rest.
+ * Runs an element-wise kernel over the first `n - n % 4` elements when every operand lives in
+ * the WebAssembly heap; its arguments are the byte addresses of `operands` (inputs, then
+ * outputs, or arrays updated in place), the element count, then `extra`. Returns how many
+ * elements were computed (0 when the kernel could not run); the caller finishes the rest.
  */
 export function runVectorised(
   kernel: KernelName,
-  inputs: readonly CpuStorage[],
-  out: CpuStorage,
+  operands: readonly CpuStorage[],
   n: number,
+  extra: readonly number[] = [],
 ): number {
-  const heap = onHeap([...inputs, out]);
+  const heap = onHeap(operands);
   const vectors = Math.floor(n / 4);
   if (!heap || vectors === 0) return 0;
   split(heap.runtime, kernel, vectors, 4, (offset, count) => [
     ...heap.addresses.map((a) => a + offset),
     4 * count,
+    ...extra,
   ]);
   return vectors * 4;
 }

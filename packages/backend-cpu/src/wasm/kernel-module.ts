@@ -1,4 +1,5 @@
 import { emitActivations } from './activation-kernel';
+import { emitAdamw } from './adamw-kernel';
 import { emitColumnSum } from './column-sum-kernel';
 import { emitElementwise } from './elementwise-kernel';
 import { emitGemm, type GemmConfig } from './gemm-kernel';
@@ -15,7 +16,7 @@ const GEMV_N_ROWS = 4;
 /** Vector accumulators of the dot products of `gemv_t`. */
 const GEMV_T_LANES = 4;
 
-/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation, softmax, column-sum and norm kernels) over an imported memory with these limits. */
+/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation, softmax, column-sum, norm and AdamW kernels) over an imported memory with these limits. */
 export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffer> {
   const mod = new ModuleBuilder(memory);
   emitGemm(mod, GEMM_CONFIG);
@@ -26,5 +27,6 @@ export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffe
   emitSoftmax(mod);
   emitColumnSum(mod);
   emitNorms(mod);
+  emitAdamw(mod);
   return mod.encode();
 }

@@ -88,6 +88,7 @@ export const SimdOp = {
   'f32x4.nearest': 0x6a,
   'i32x4.shl': 0xab,
   'i32x4.add': 0xae,
+  'f32x4.sqrt': 0xe3,
   'f32x4.add': 0xe4,
   'f32x4.sub': 0xe5,
   'f32x4.mul': 0xe6,

@@ -1,4 +1,5 @@
 import { ACTIVATION_KERNELS } from './activation-kernel';
+import { ADAMW_KERNEL } from './adamw-kernel';
 import type { Block } from './allocator';
 import { COLUMN_SUM_KERNEL } from './column-sum-kernel';
 import { ELEMENTWISE_KERNELS } from './elementwise-kernel';
@@ -15,7 +16,7 @@ type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];
 /**
  * The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
  * ELEMENTWISE_PARAMS, the activations' UNARY_PARAMS and BINARY_PARAMS, SOFTMAX_PARAMS, COLUMN_SUM_PARAMS, the
- * NORM_KERNELS params).
+ * NORM_KERNELS params, ADAMW_PARAMS).
  */
 export type KernelName =
   | 'gemm'
@@ -25,7 +26,8 @@ export type KernelName =
   | ActivationKernelName
   | typeof SOFTMAX_KERNEL
   | typeof COLUMN_SUM_KERNEL
-  | NormKernelName;
+  | NormKernelName
+  | typeof ADAMW_KERNEL;
 export const KERNEL_NAMES: readonly KernelName[] = [
   'gemm',
   'gemv_t',
@@ -35,6 +37,7 @@ export const KERNEL_NAMES: readonly KernelName[] = [
   SOFTMAX_KERNEL,
   COLUMN_SUM_KERNEL,
   ...Object.values(NORM_KERNELS),
+  ADAMW_KERNEL,
 ];
 
 /**
@@ -101,6 +104,7 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
     layernorm_grad_f32: exportedKernel(instance, 'layernorm_grad_f32'),
     rmsnorm_f32: exportedKernel(instance, 'rmsnorm_f32'),
     rmsnorm_grad_f32: exportedKernel(instance, 'rmsnorm_grad_f32'),
+    adamw_f32: exportedKernel(instance, 'adamw_f32'),
   };
   const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
   if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };
