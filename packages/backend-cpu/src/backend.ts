@@ -47,19 +47,16 @@ export interface CpuBackendOptions {
   readonly precision?: CpuPrecision;
 }
 
-/**
- * The reference backend: every kernel on host typed arrays, eagerly. At precision 'f64' the
- * fused attention kernel is left out (attention runs as its composite, in float64 too).
- */
+/** The reference backend: every kernel on host typed arrays, eagerly. */
 export class CpuBackend implements Backend {
   readonly name = 'cpu';
   readonly precision: CpuPrecision;
   readonly #store = new Map<DataId, CpuStorage>();
-  readonly fused: Partial<FusedKernels>;
+  readonly fused: FusedKernels;
 
   constructor(options: CpuBackendOptions = {}) {
     this.precision = checkPrecision(options.precision ?? 'f32');
-    const kernels: Omit<FusedKernels, 'attention'> = {
+    this.fused = {
       rmsnorm: (x, w, eps) =>
         this.#out('f32', sizeOf(x.shape), (o) => {
           if (!normRowsInto(NORM_KERNELS.rmsnorm, [this.#get(x.id)], [this.#get(w.id)], o, eps)) {
@@ -109,25 +106,11 @@ export class CpuBackend implements Backend {
         this.#out('f32', 1, (o) => {
           o.f32[0] = crossEntropyKernel(this.#f32(logits), this.#i32(targets), logits.shape[1], ignoreIndex);
         }),
+      attention: (q, k, v, spec: AttentionSpec) =>
+        this.#out('f32', sizeOf(q.shape), (o) =>
+          attentionKernel(this.#f32(q), q.shape, this.#f32(k), this.#f32(v), k.shape, spec, o.f32),
+        ),
     };
-    this.fused =
-      this.precision === 'f32'
-        ? {
-            ...kernels,
-            attention: (q, k, v, spec: AttentionSpec) =>
-              this.#out('f32', sizeOf(q.shape), (o) =>
-                attentionKernel(
-                  float32(this.#f32(q)),
-                  q.shape,
-                  float32(this.#f32(k)),
-                  float32(this.#f32(v)),
-                  k.shape,
-                  spec,
-                  float32(o.f32),
-                ),
-              ),
-          }
-        : kernels;
   }
 
   /** Storage of `id`; throws if the id belongs to another backend or was released. */
@@ -320,16 +303,6 @@ export class CpuBackend implements Backend {
       }
     });
   }
-}
-
-/** Values for the attention kernel, which runs at precision 'f32' only. */
-function float32(values: FloatArray): Float32Array {
-  if (!(values instanceof Float32Array)) {
-    throw new Error(
-      `cpu backend: the attention kernel takes float32 storage, got ${values.constructor.name}`,
-    );
-  }
-  return values;
 }
 
 function lastDim(shape: Shape): number {

@@ -1,5 +1,6 @@
 import {
   arange,
+  attention,
   full,
   matmul,
   randn,
@@ -9,6 +10,7 @@ import {
   sum,
   type Tensor,
   tensor,
+  withComposites,
 } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { CpuBackend } from '../src/index';
@@ -65,6 +67,18 @@ describe('cpu backend precision', () => {
     expect(await loss.item()).toBeCloseTo(-Math.log(0.75), 15);
     const normed = await rmsnorm(tensor([3, 4], [1, 2], on(f64)), tensor([1, 1], [2], on(f64)), 0).data();
     expect(normed[0]).toBeCloseTo(3 / Math.sqrt(12.5), 15);
+  });
+
+  it("runs fused attention in float64 at 'f64', matching its composite", async () => {
+    const q = randn([1, 3, 2, 4], { seed: 1, backend: f64 }).mul(1 + TINY);
+    const k = randn([1, 5, 1, 4], { seed: 2, backend: f64 });
+    const v = randn([1, 5, 1, 4], { seed: 3, backend: f64 }).add(TINY);
+    const options = { causal: true, offset: 2 };
+    const fused = await attention(q, k, v, options).data();
+    const composite = await withComposites(() => attention(q, k, v, options)).data();
+    expect(fused).toBeInstanceOf(Float64Array);
+    const worst = fused.reduce((w, value, i) => Math.max(w, Math.abs(value - composite[i])), 0);
+    expect(worst).toBeLessThan(1e-14);
   });
 
   it('counts 8 bytes per float64 element and 4 per i32 element', () => {

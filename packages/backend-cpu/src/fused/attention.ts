@@ -1,7 +1,8 @@
 import type { AttentionSpec, Shape } from '@loom/tensor';
+import type { FloatArray } from '../precision';
 
 /** Dot product of a[ao..ao+n) and b[bo..bo+n), four independent sums. */
-function dot(a: Float32Array, ao: number, b: Float32Array, bo: number, n: number): number {
+function dot(a: FloatArray, ao: number, b: FloatArray, bo: number, n: number): number {
   let s0 = 0;
   let s1 = 0;
   let s2 = 0;
@@ -18,7 +19,7 @@ function dot(a: Float32Array, ao: number, b: Float32Array, bo: number, n: number
 }
 
 /** acc[0..n) += w * v[vo..vo+n). */
-function axpy(acc: Float64Array, w: number, v: Float32Array, vo: number, n: number): void {
+function axpy(acc: Float64Array, w: number, v: FloatArray, vo: number, n: number): void {
   let d = 0;
   for (; d + 3 < n; d += 4) {
     acc[d] += w * v[vo + d];
@@ -34,13 +35,13 @@ function axpy(acc: Float64Array, w: number, v: Float32Array, vo: number, n: numb
  * floor(h / (H / Hkv)); with `causal`, query t sees keys s <= offset + t.
  */
 export function attentionKernel(
-  q: Float32Array,
+  q: FloatArray,
   qShape: Shape,
-  k: Float32Array,
-  v: Float32Array,
+  k: FloatArray,
+  v: FloatArray,
   kShape: Shape,
   spec: AttentionSpec,
-  out: Float32Array,
+  out: FloatArray,
 ): void {
   const [b, t, h, hd] = qShape;
   const s = kShape[1];
