@@ -1,6 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import type { TextSink, TrainIO } from '../src/io';
 import { generateStories } from '../src/stories';
 
@@ -19,8 +20,17 @@ export function collectingIO(): { io: TrainIO; stdout: Collector; stderr: Collec
   return { io: { stdout, stderr }, stdout, stderr };
 }
 
+const made: string[] = [];
+// Registered on the importing test file: its temporary directories go when it finishes.
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new temporary directory, removed after the test file. */
 export function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'loom-trainer-'));
+  const dir = mkdtempSync(join(tmpdir(), 'loom-trainer-'));
+  made.push(dir);
+  return dir;
 }
 
 /** A small text file (30k characters of generated stories) in a new temporary directory. */

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CharTokenizer, loadTokenizer } from '../src/index';
 import { dataDir, packageDir } from './helpers';
 import { tinyHfJson } from './hf-from-ranks';
@@ -10,6 +10,7 @@ import { tinyHfJson } from './hf-from-ranks';
 const r50k = join(dataDir, 'gpt2/r50k_base.tiktoken');
 const tok512 = join(dataDir, 'models/tok512.bin');
 const scratch = mkdtempSync(join(tmpdir(), 'loom-tokenize-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Runs `pnpm tokenize`'s script (node --import tsx src/cli.ts) from the package folder. */
 function tokenize(
