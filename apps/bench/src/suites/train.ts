@@ -20,8 +20,8 @@ import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
 const REFERENCE = { layers: 4, heads: 4, dim: 128, block: 64, batch: 12 } as const;
 /** PyTorch 1.13 (OpenBLAS) on the same 2-core machine: median ms per iteration of the gpt2 reference. */
 const PYTORCH_MS = 87.6;
-const WARM_UP = 3;
-const TIMED = 15;
+const WARM_UP = 10;
+const TIMED = 30;
 
 async function createBackend(name: SuiteOptions['backend']): Promise<Backend> {
   if (name === 'cpu') return new CpuBackend();
