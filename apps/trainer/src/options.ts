@@ -60,9 +60,9 @@ export interface TrainOptions {
 export type GivenOptions = Partial<TrainOptions>;
 
 /**
- * The defaults: a small gpt2 (107k parameters) with a high learning rate, which learns the
- * generated stories to a validation loss of about 0.55 in 500 steps — about a minute on two
- * CPU cores (the `pnpm start` demo).
+ * The defaults: a small gpt2 (4 layers, dim 96, 459k parameters) with a high learning rate,
+ * which learns the generated stories to a validation loss of about 0.27 in 800 steps — about
+ * 80 seconds on two CPU cores (the `pnpm start` demo).
  */
 export function defaultOptions(out: string): TrainOptions {
   return {
@@ -70,17 +70,17 @@ export function defaultOptions(out: string): TrainOptions {
     tokenizer: 'char',
     vocabSize: 512,
     preset: 'gpt2',
-    layers: 2,
+    layers: 4,
     heads: 4,
     kvHeads: 4,
-    dim: 64,
-    block: 32,
-    batch: 24,
+    dim: 96,
+    block: 64,
+    batch: 16,
     gradAccum: 1,
-    lr: 1e-2,
-    minLr: 1e-3,
-    warmup: 30,
-    iters: 500,
+    lr: 5e-3,
+    minLr: 5e-4,
+    warmup: 50,
+    iters: 800,
     weightDecay: 0.1,
     beta1: 0.9,
     beta2: 0.99,
@@ -88,7 +88,7 @@ export function defaultOptions(out: string): TrainOptions {
     dropout: 0,
     seed: 1337,
     backend: 'cpu',
-    evalEvery: 100,
+    evalEvery: 200,
     evalBatches: 20,
     ckptEvery: 0,
     out,
