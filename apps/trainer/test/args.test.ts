@@ -111,7 +111,7 @@ describe('options', () => {
       backend: 'webgpu',
     });
     expect(mergeResumed(saved, { dim: saved.dim })).toEqual(saved);
-    expect(() => mergeResumed(saved, { dim: 128, lr: 1 })).toThrow(
+    expect(() => mergeResumed({ ...saved, dim: 64, lr: 0.01 }, { dim: 128, lr: 1 })).toThrow(
       /--dim 128 \(the checkpoint has 64\), --lr 1 \(the checkpoint has 0.01\)/,
     );
   });
