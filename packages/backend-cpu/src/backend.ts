@@ -235,19 +235,15 @@ export class CpuBackend implements Backend {
   }
 
   permute(x: TensorInfo, perm: readonly number[]): DataId {
-    return this.#out(x.dtype, sizeOf(x.shape), (o) =>
-      permuteKernel(this.#values(x), x.shape, perm, o.values),
-    );
+    return this.#out(x.dtype, sizeOf(x.shape), (o) => permuteKernel(this.#get(x.id), x.shape, perm, o));
   }
 
   slice(x: TensorInfo, starts: readonly number[], sizes: readonly number[]): DataId {
-    return this.#out(x.dtype, sizeOf(sizes), (o) =>
-      sliceKernel(this.#values(x), x.shape, starts, sizes, o.values),
-    );
+    return this.#out(x.dtype, sizeOf(sizes), (o) => sliceKernel(this.#get(x.id), x.shape, starts, sizes, o));
   }
 
   writeSlice(dst: TensorInfo, src: TensorInfo, starts: readonly number[]): void {
-    writeSliceKernel(this.#values(dst), dst.shape, this.#values(src), src.shape, starts);
+    writeSliceKernel(this.#get(dst.id), dst.shape, this.#get(src.id), src.shape, starts);
   }
 
   gather(table: TensorInfo, ids: TensorInfo): DataId {

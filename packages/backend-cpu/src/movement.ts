@@ -1,26 +1,46 @@
 import { type HostArray, type Shape, stridesOf } from '@loom/tensor';
+import { COPY_ROWS_KERNEL } from './wasm/copy-kernel';
+import { wasmRuntime } from './wasm/runtime';
+import { cpuKernelSettings } from './wasm/settings';
+
+/** Values of a movement operand, and their byte address when they live in the WebAssembly heap. */
+export interface MoveOperand {
+  readonly values: HostArray;
+  readonly address: number | undefined;
+}
+
+/** 2-D blocks of at least this many elements (with contiguous rows) go to the WebAssembly copy kernel. */
+const WASM_MIN_BLOCK = 64;
 
 /** out[i0..] = x[permuted index]; out.shape[i] = shape[perm[i]]. */
-export function permuteKernel(x: HostArray, shape: Shape, perm: readonly number[], out: HostArray): void {
+export function permuteKernel(x: MoveOperand, shape: Shape, perm: readonly number[], out: MoveOperand): void {
   const inStrides = stridesOf(shape);
   const outShape = perm.map((p) => shape[p]);
   const strides = perm.map((p) => inStrides[p]);
   copyStrided(x, 0, strides, outShape, out, 0, stridesOf(outShape));
 }
 
+/** Contiguous runs at least this long are copied with `set` (a subarray per run costs more for short ones). */
+const SET_MIN_RUN = 256;
+
 /**
  * Copies a box of `extent` from `src` (element strides `srcStrides`, starting at `srcOffset`)
- * to `dst` (strides `dstStrides` from `dstOffset`). The innermost axis is copied as a run.
+ * to `dst` (strides `dstStrides` from `dstOffset`). Where both live in the WebAssembly heap and
+ * the innermost axis is contiguous on both sides, the last two axes go to the SIMD copy kernel
+ * as blocks of rows; else the innermost axis is copied as a run in JavaScript.
  */
 export function copyStrided(
-  src: HostArray,
+  srcOperand: MoveOperand,
   srcOffset: number,
   srcStrides: readonly number[],
   extent: Shape,
-  dst: HostArray,
+  dstOperand: MoveOperand,
   dstOffset: number,
   dstStrides: readonly number[],
 ): void {
+  if (copyBlocks(srcOperand, srcOffset, srcStrides, extent, dstOperand, dstOffset, dstStrides)) return;
+  const src = srcOperand.values;
+  const dst = dstOperand.values;
   const rank = extent.length;
   if (rank === 0) {
     dst[dstOffset] = src[srcOffset];
@@ -33,12 +53,15 @@ export function copyStrided(
   const run = extent[last];
   const sStep = srcStrides[last];
   const dStep = dstStrides[last];
+  const contiguous = sStep === 1 && dStep === 1;
   const index = new Int32Array(rank);
   let s = srcOffset;
   let d = dstOffset;
   for (let done = 0; done < total; done += run) {
-    if (sStep === 1 && dStep === 1) {
+    if (contiguous && run >= SET_MIN_RUN) {
       dst.set(src.subarray(s, s + run), d);
+    } else if (contiguous) {
+      for (let i = 0; i < run; i++) dst[d + i] = src[s + i];
     } else {
       for (let i = 0; i < run; i++) dst[d + i * dStep] = src[s + i * sStep];
     }
@@ -54,6 +77,48 @@ export function copyStrided(
   }
 }
 
+/** The heap path of `copyStrided`; returns false, copying nothing, where it does not apply. */
+function copyBlocks(
+  src: MoveOperand,
+  srcOffset: number,
+  srcStrides: readonly number[],
+  extent: Shape,
+  dst: MoveOperand,
+  dstOffset: number,
+  dstStrides: readonly number[],
+): boolean {
+  const rank = extent.length;
+  const [srcAddress, dstAddress] = [src.address, dst.address];
+  if (rank < 2 || srcAddress === undefined || dstAddress === undefined) return false;
+  const last = rank - 1;
+  const [rows, run] = [extent[last - 1], extent[last]];
+  if (srcStrides[last] !== 1 || dstStrides[last] !== 1 || rows * run < WASM_MIN_BLOCK) return false;
+  const runtime = cpuKernelSettings().wasm ? wasmRuntime() : undefined;
+  if (!runtime) return false;
+  const copy = runtime.kernels[COPY_ROWS_KERNEL];
+  const [srcRowStride, dstRowStride] = [srcStrides[last - 1], dstStrides[last - 1]];
+  // Walk the outer axes (all but the last two) like an odometer.
+  const outer = extent.slice(0, last - 1);
+  const index = new Int32Array(outer.length);
+  let blocks = 1;
+  for (const d of outer) blocks *= d;
+  let s = srcOffset;
+  let d = dstOffset;
+  for (let b = 0; b < blocks; b++) {
+    copy(srcAddress + 4 * s, dstAddress + 4 * d, rows, run, srcRowStride, dstRowStride);
+    for (let axis = outer.length - 1; axis >= 0; axis--) {
+      index[axis]++;
+      s += srcStrides[axis];
+      d += dstStrides[axis];
+      if (index[axis] < outer[axis]) break;
+      s -= srcStrides[axis] * outer[axis];
+      d -= dstStrides[axis] * outer[axis];
+      index[axis] = 0;
+    }
+  }
+  return true;
+}
+
 function offsetOf(starts: readonly number[], strides: readonly number[]): number {
   let o = 0;
   for (let i = 0; i < starts.length; i++) o += starts[i] * strides[i];
@@ -61,20 +126,20 @@ function offsetOf(starts: readonly number[], strides: readonly number[]): number
 }
 
 export function sliceKernel(
-  x: HostArray,
+  x: MoveOperand,
   shape: Shape,
   starts: readonly number[],
   sizes: readonly number[],
-  out: HostArray,
+  out: MoveOperand,
 ): void {
   const strides = stridesOf(shape);
   copyStrided(x, offsetOf(starts, strides), strides, sizes, out, 0, stridesOf(sizes));
 }
 
 export function writeSliceKernel(
-  dst: HostArray,
+  dst: MoveOperand,
   dstShape: Shape,
-  src: HostArray,
+  src: MoveOperand,
   srcShape: Shape,
   starts: readonly number[],
 ): void {

@@ -1,6 +1,7 @@
 import { emitActivations } from './activation-kernel';
 import { emitAdamw } from './adamw-kernel';
 import { emitColumnSum } from './column-sum-kernel';
+import { emitCopyRows } from './copy-kernel';
 import { emitElementwise } from './elementwise-kernel';
 import { emitGemm, type GemmConfig } from './gemm-kernel';
 import { emitGemvN, emitGemvT } from './gemv-kernel';
@@ -16,7 +17,7 @@ const GEMV_N_ROWS = 4;
 /** Vector accumulators of the dot products of `gemv_t`. */
 const GEMV_T_LANES = 4;
 
-/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation, softmax, column-sum, norm and AdamW kernels) over an imported memory with these limits. */
+/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation, softmax, column-sum, norm, AdamW and copy kernels) over an imported memory with these limits. */
 export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffer> {
   const mod = new ModuleBuilder(memory);
   emitGemm(mod, GEMM_CONFIG);
@@ -28,5 +29,6 @@ export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffe
   emitColumnSum(mod);
   emitNorms(mod);
   emitAdamw(mod);
+  emitCopyRows(mod);
   return mod.encode();
 }

@@ -2,6 +2,7 @@ import { ACTIVATION_KERNELS } from './activation-kernel';
 import { ADAMW_KERNEL } from './adamw-kernel';
 import type { Block } from './allocator';
 import { COLUMN_SUM_KERNEL } from './column-sum-kernel';
+import { COPY_ROWS_KERNEL } from './copy-kernel';
 import { ELEMENTWISE_KERNELS } from './elementwise-kernel';
 import { gemmLayout } from './gemm-kernel';
 import { WasmHeap } from './heap';
@@ -16,7 +17,7 @@ type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];
 /**
  * The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
  * ELEMENTWISE_PARAMS, the activations' UNARY_PARAMS and BINARY_PARAMS, SOFTMAX_PARAMS, COLUMN_SUM_PARAMS, the
- * NORM_KERNELS params, ADAMW_PARAMS).
+ * NORM_KERNELS params, ADAMW_PARAMS, COPY_ROWS_PARAMS).
  */
 export type KernelName =
   | 'gemm'
@@ -27,7 +28,8 @@ export type KernelName =
   | typeof SOFTMAX_KERNEL
   | typeof COLUMN_SUM_KERNEL
   | NormKernelName
-  | typeof ADAMW_KERNEL;
+  | typeof ADAMW_KERNEL
+  | typeof COPY_ROWS_KERNEL;
 export const KERNEL_NAMES: readonly KernelName[] = [
   'gemm',
   'gemv_t',
@@ -38,6 +40,7 @@ export const KERNEL_NAMES: readonly KernelName[] = [
   COLUMN_SUM_KERNEL,
   ...Object.values(NORM_KERNELS),
   ADAMW_KERNEL,
+  COPY_ROWS_KERNEL,
 ];
 
 /**
@@ -105,6 +108,7 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
     rmsnorm_f32: exportedKernel(instance, 'rmsnorm_f32'),
     rmsnorm_grad_f32: exportedKernel(instance, 'rmsnorm_grad_f32'),
     adamw_f32: exportedKernel(instance, 'adamw_f32'),
+    copy_rows_32: exportedKernel(instance, 'copy_rows_32'),
   };
   const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
   if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };
