@@ -24,7 +24,7 @@ import { sumColumnsInto } from './column-sum';
 import { adamwInPlace } from './fused/adamw';
 import { attentionKernel } from './fused/attention';
 import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
-import { ropeKernel } from './fused/rope';
+import { ropeInto } from './fused/rope';
 import { crossEntropyKernel, softmaxKernel } from './fused/softmax';
 import { gatherKernel, scatterAddKernel } from './indexing';
 import { matmulInto } from './matmul';
@@ -71,7 +71,7 @@ export class CpuBackend implements Backend {
           }
         }),
       rope: (x, offset, theta) =>
-        this.#out('f32', sizeOf(x.shape), (o) => ropeKernel(this.#f32(x), x.shape, offset, theta, o.f32)),
+        this.#out('f32', sizeOf(x.shape), (o) => ropeInto(this.#get(x.id), x.shape, offset, theta, o)),
       swiglu: (gate, up) =>
         this.#out('f32', sizeOf(gate.shape), (o) => swigluInto(this.#get(gate.id), this.#get(up.id), o)),
       rmsnormGrad: (x, w, g, eps) =>

@@ -1,5 +1,94 @@
 import type { Shape } from '@loom/tensor';
 import type { FloatArray } from '../precision';
+import { CpuStorage } from '../storage';
+import { forkJoin } from '../threads/fork-join';
+import { ROPE_KERNEL } from '../wasm/rope-kernel';
+import { wasmRuntime } from '../wasm/runtime';
+import { cpuKernelSettings } from '../wasm/settings';
+
+/** Estimated cost of one rotated element of the WebAssembly kernel, in microseconds. */
+const MICROS_PER_ELEMENT = 0.0005;
+
+/**
+ * cos and sin of the angle (offset + p) * theta^(-2i/hd) of each position p < t and pair
+ * i < hd / 2, as [t, hd / 2]; float32 (angles too, like llama2.c) when `single`, else float64.
+ */
+function ropeTables(
+  t: number,
+  hd: number,
+  offset: number,
+  theta: number,
+  single: boolean,
+): { cos: FloatArray; sin: FloatArray } {
+  const half = hd / 2;
+  const round = single ? Math.fround : (v: number) => v;
+  const cos = single ? new Float32Array(t * half) : new Float64Array(t * half);
+  const sin = single ? new Float32Array(t * half) : new Float64Array(t * half);
+  for (let p = 0; p < t; p++) {
+    for (let i = 0; i < half; i++) {
+      const freq = round(theta ** round(-(2 * i) / hd));
+      const angle = round((offset + p) * freq);
+      cos[p * half + i] = Math.cos(angle);
+      sin[p * half + i] = Math.sin(angle);
+    }
+  }
+  return { cos, sin };
+}
+
+/**
+ * RoPE in the WebAssembly SIMD kernel (batches split across threads) when x and out live in the
+ * heap and hd is a multiple of 4, else `ropeKernel`. Same tables, so the same values.
+ */
+export function ropeInto(x: CpuStorage, shape: Shape, offset: number, theta: number, out: CpuStorage): void {
+  const [b, t, h, hd] = shape;
+  const runtime = cpuKernelSettings().wasm ? wasmRuntime() : undefined;
+  const [xAddress, outAddress] = [x.address, out.address];
+  if (!runtime || xAddress === undefined || outAddress === undefined || hd % 4 !== 0 || x.length === 0) {
+    ropeKernel(x.f32, shape, offset, theta, out.f32);
+    return;
+  }
+  const { cos, sin } = ropeTables(t, hd, offset, theta, true);
+  // Expanded to [t, hd]: each pair's cos twice, and -sin, +sin.
+  const cosTable = new CpuStorage('f32', t * hd, false);
+  const sinTable = new CpuStorage('f32', t * hd, false);
+  try {
+    const [cosAddress, sinAddress] = [cosTable.address, sinTable.address];
+    if (cosAddress === undefined || sinAddress === undefined) {
+      ropeKernel(x.f32, shape, offset, theta, out.f32);
+      return;
+    }
+    const [cv, sv] = [cosTable.f32, sinTable.f32];
+    for (let k = 0; k < cos.length; k++) {
+      cv[2 * k] = cos[k];
+      cv[2 * k + 1] = cos[k];
+      sv[2 * k] = -sin[k];
+      sv[2 * k + 1] = sin[k];
+    }
+    const batchBytes = 4 * t * h * hd;
+    forkJoin(runtime, ROPE_KERNEL, x.length * MICROS_PER_ELEMENT, (threads) => {
+      const per = Math.ceil(b / Math.min(b, 2 * threads));
+      const chunks: number[][] = [];
+      for (let start = 0; start < b; start += per) {
+        const count = Math.min(per, b - start);
+        const offsetBytes = start * batchBytes;
+        chunks.push([
+          xAddress + offsetBytes,
+          cosAddress,
+          sinAddress,
+          outAddress + offsetBytes,
+          count,
+          t,
+          h,
+          hd,
+        ]);
+      }
+      return chunks;
+    });
+  } finally {
+    cosTable.free();
+    sinTable.free();
+  }
+}
 
 /**
  * Rotates pairs (2i, 2i+1) of x [B, T, H, hd] by (offset + t) * theta^(-2i/hd). On float32
@@ -15,18 +104,7 @@ export function ropeKernel(
 ): void {
   const [b, t, h, hd] = shape;
   const half = hd / 2;
-  const single = x instanceof Float32Array;
-  const round = single ? Math.fround : (v: number) => v;
-  const cos = single ? new Float32Array(t * half) : new Float64Array(t * half);
-  const sin = single ? new Float32Array(t * half) : new Float64Array(t * half);
-  for (let p = 0; p < t; p++) {
-    for (let i = 0; i < half; i++) {
-      const freq = round(theta ** round(-(2 * i) / hd));
-      const angle = round((offset + p) * freq);
-      cos[p * half + i] = Math.cos(angle);
-      sin[p * half + i] = Math.sin(angle);
-    }
-  }
+  const { cos, sin } = ropeTables(t, hd, offset, theta, x instanceof Float32Array);
   for (let bi = 0; bi < b; bi++) {
     for (let p = 0; p < t; p++) {
       for (let head = 0; head < h; head++) {

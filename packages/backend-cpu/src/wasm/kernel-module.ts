@@ -7,6 +7,7 @@ import { emitGemm, type GemmConfig } from './gemm-kernel';
 import { emitGemvN, emitGemvT } from './gemv-kernel';
 import { type ImportedMemory, ModuleBuilder } from './module-builder';
 import { emitNorms } from './norm-kernel';
+import { emitRope } from './rope-kernel';
 import { emitSoftmax } from './softmax-kernel';
 
 /** Register tile and cache blocking of the matrix product kernel. */
@@ -17,7 +18,7 @@ const GEMV_N_ROWS = 4;
 /** Vector accumulators of the dot products of `gemv_t`. */
 const GEMV_T_LANES = 4;
 
-/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation, softmax, column-sum, norm, AdamW and copy kernels) over an imported memory with these limits. */
+/** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation, softmax, column-sum, norm, AdamW, copy and RoPE kernels) over an imported memory with these limits. */
 export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffer> {
   const mod = new ModuleBuilder(memory);
   emitGemm(mod, GEMM_CONFIG);
@@ -30,5 +31,6 @@ export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffe
   emitNorms(mod);
   emitAdamw(mod);
   emitCopyRows(mod);
+  emitRope(mod);
   return mod.encode();
 }

@@ -8,6 +8,7 @@ import { gemmLayout } from './gemm-kernel';
 import { WasmHeap } from './heap';
 import { buildKernelModule, GEMM_CONFIG } from './kernel-module';
 import { NORM_KERNELS } from './norm-kernel';
+import { ROPE_KERNEL } from './rope-kernel';
 import { SOFTMAX_KERNEL } from './softmax-kernel';
 
 type ElementwiseKernelName = (typeof ELEMENTWISE_KERNELS)[keyof typeof ELEMENTWISE_KERNELS];
@@ -17,7 +18,8 @@ type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];
 /**
  * The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
  * ELEMENTWISE_PARAMS, the activations' UNARY_PARAMS and BINARY_PARAMS, SOFTMAX_PARAMS, COLUMN_SUM_PARAMS, the
- * NORM_KERNELS params, ADAMW_PARAMS, COPY_ROWS_PARAMS).
+ * NORM_KERNELS params, ADAMW_PARAMS, COPY_ROWS_PARAMS,
+ * ROPE_PARAMS).
  */
 export type KernelName =
   | 'gemm'
@@ -29,7 +31,8 @@ export type KernelName =
   | typeof COLUMN_SUM_KERNEL
   | NormKernelName
   | typeof ADAMW_KERNEL
-  | typeof COPY_ROWS_KERNEL;
+  | typeof COPY_ROWS_KERNEL
+  | typeof ROPE_KERNEL;
 export const KERNEL_NAMES: readonly KernelName[] = [
   'gemm',
   'gemv_t',
@@ -41,6 +44,7 @@ export const KERNEL_NAMES: readonly KernelName[] = [
   ...Object.values(NORM_KERNELS),
   ADAMW_KERNEL,
   COPY_ROWS_KERNEL,
+  ROPE_KERNEL,
 ];
 
 /**
@@ -109,6 +113,7 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
     rmsnorm_grad_f32: exportedKernel(instance, 'rmsnorm_grad_f32'),
     adamw_f32: exportedKernel(instance, 'adamw_f32'),
     copy_rows_32: exportedKernel(instance, 'copy_rows_32'),
+    rope_f32: exportedKernel(instance, 'rope_f32'),
   };
   const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
   if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };
