@@ -46,18 +46,12 @@ export function copyStrided(
     dst[dstOffset] = src[srcOffset];
     return;
   }
-  let total = 1;
-  for (const d of extent) total *= d;
-  if (total === 0) return;
   const last = rank - 1;
   const run = extent[last];
   const sStep = srcStrides[last];
   const dStep = dstStrides[last];
   const contiguous = sStep === 1 && dStep === 1;
-  const index = new Int32Array(rank);
-  let s = srcOffset;
-  let d = dstOffset;
-  for (let done = 0; done < total; done += run) {
+  forEachOuter(extent, last, srcStrides, srcOffset, dstStrides, dstOffset, (s, d) => {
     if (contiguous && run >= SET_MIN_RUN) {
       dst.set(src.subarray(s, s + run), d);
     } else if (contiguous) {
@@ -65,7 +59,33 @@ export function copyStrided(
     } else {
       for (let i = 0; i < run; i++) dst[d + i * dStep] = src[s + i * sStep];
     }
-    for (let axis = last - 1; axis >= 0; axis--) {
+  });
+}
+
+/**
+ * Calls visit(s, d) with the source and destination offsets of every index of the first `axes`
+ * axes of `extent`, in row-major order (an odometer over those axes); nothing when one is 0.
+ */
+function forEachOuter(
+  extent: Shape,
+  axes: number,
+  srcStrides: readonly number[],
+  srcOffset: number,
+  dstStrides: readonly number[],
+  dstOffset: number,
+  visit: (s: number, d: number) => void,
+): void {
+  let count = 1;
+  for (let axis = 0; axis < extent.length; axis++) count *= extent[axis];
+  if (count === 0) return;
+  count = 1;
+  for (let axis = 0; axis < axes; axis++) count *= extent[axis];
+  const index = new Int32Array(axes);
+  let s = srcOffset;
+  let d = dstOffset;
+  for (let n = 0; n < count; n++) {
+    visit(s, d);
+    for (let axis = axes - 1; axis >= 0; axis--) {
       index[axis]++;
       s += srcStrides[axis];
       d += dstStrides[axis];
@@ -97,25 +117,9 @@ function copyBlocks(
   if (!runtime) return false;
   const copy = runtime.kernels[COPY_ROWS_KERNEL];
   const [srcRowStride, dstRowStride] = [srcStrides[last - 1], dstStrides[last - 1]];
-  // Walk the outer axes (all but the last two) like an odometer.
-  const outer = extent.slice(0, last - 1);
-  const index = new Int32Array(outer.length);
-  let blocks = 1;
-  for (const d of outer) blocks *= d;
-  let s = srcOffset;
-  let d = dstOffset;
-  for (let b = 0; b < blocks; b++) {
-    copy(srcAddress + 4 * s, dstAddress + 4 * d, rows, run, srcRowStride, dstRowStride);
-    for (let axis = outer.length - 1; axis >= 0; axis--) {
-      index[axis]++;
-      s += srcStrides[axis];
-      d += dstStrides[axis];
-      if (index[axis] < outer[axis]) break;
-      s -= srcStrides[axis] * outer[axis];
-      d -= dstStrides[axis] * outer[axis];
-      index[axis] = 0;
-    }
-  }
+  forEachOuter(extent, last - 1, srcStrides, srcOffset, dstStrides, dstOffset, (s, d) =>
+    copy(srcAddress + 4 * s, dstAddress + 4 * d, rows, run, srcRowStride, dstRowStride),
+  );
   return true;
 }
 
