@@ -58,13 +58,29 @@ const JS_KC = 256;
 const JS_MC = 64;
 const JS_NC = 1024;
 
-let packedA = new Float32Array(0);
-let packedB = new Float32Array(0);
+/** Packed panels of A and B, grown on demand: float32 for float32 outputs, float64 at precision 'f64' so nothing rounds. */
+const panels = {
+  f32: { a: new Float32Array(0), b: new Float32Array(0) },
+  f64: { a: new Float64Array(0), b: new Float64Array(0) },
+};
+
+/** The packed panels for an output array, at least big enough for one block. */
+function panelsFor(out: FloatArray): { a: FloatArray; b: FloatArray } {
+  if (out instanceof Float32Array) {
+    const p = panels.f32;
+    if (p.a.length < JS_MC * JS_KC) p.a = new Float32Array(JS_MC * JS_KC);
+    if (p.b.length < JS_KC * JS_NC) p.b = new Float32Array(JS_KC * JS_NC);
+    return p;
+  }
+  const p = panels.f64;
+  if (p.a.length < JS_MC * JS_KC) p.a = new Float64Array(JS_MC * JS_KC);
+  if (p.b.length < JS_KC * JS_NC) p.b = new Float64Array(JS_KC * JS_NC);
+  return p;
+}
 
 /**
- * The portable kernels: m = 1 and n = 1 as matrix-vector products; float32 outputs from packed
- * float32 panels and a 4 x 4 register tile; float64 outputs (precision 'f64') by a plain
- * i-k-j loop that never rounds to float32.
+ * The portable kernels: m = 1 and n = 1 as matrix-vector products, else packed panels (of the
+ * output's precision) and a 4 x 4 register tile.
  */
 export function matmulJs(spec: MatmulSpec, av: FloatArray, bv: FloatArray, ov: FloatArray): void {
   const { batch, m, n, k, transA, transB, aBatchStride, bBatchStride } = spec;
@@ -76,8 +92,7 @@ export function matmulJs(spec: MatmulSpec, av: FloatArray, bv: FloatArray, ov: F
     const oo = p * m * n;
     if (m === 1) gemvJs(av, ao, bv, bo, rsB, csB, n, k, ov, oo);
     else if (n === 1) gemvJs(bv, bo, av, ao, csA, rsA, m, k, ov, oo);
-    else if (ov instanceof Float32Array) gemmJs(m, n, k, av, ao, rsA, csA, bv, bo, rsB, csB, ov, oo);
-    else gemmPlain(m, n, k, av, ao, rsA, csA, bv, bo, rsB, csB, ov, oo);
+    else gemmJs(m, n, k, av, ao, rsA, csA, bv, bo, rsB, csB, ov, oo);
   }
 }
 
@@ -129,14 +144,11 @@ function gemmJs(
   bo: number,
   rsB: number,
   csB: number,
-  ov: Float32Array,
+  ov: FloatArray,
   oo: number,
 ): void {
   const T = JS_TILE;
-  if (packedA.length < JS_MC * JS_KC) packedA = new Float32Array(JS_MC * JS_KC);
-  if (packedB.length < JS_KC * JS_NC) packedB = new Float32Array(JS_KC * JS_NC);
-  const pa = packedA;
-  const pb = packedB;
+  const { a: pa, b: pb } = panelsFor(ov);
   for (let jc = 0; jc < n; jc += JS_NC) {
     const nc = Math.min(JS_NC, n - jc);
     for (let pc = 0; pc < k; pc += JS_KC) {
@@ -216,33 +228,6 @@ function gemmJs(
           }
         }
       }
-    }
-  }
-}
-
-/** out [m, n] = A B by rows: out[i, :] += A[i, q] B[q, :] for each q in order. */
-function gemmPlain(
-  m: number,
-  n: number,
-  k: number,
-  av: FloatArray,
-  ao: number,
-  rsA: number,
-  csA: number,
-  bv: FloatArray,
-  bo: number,
-  rsB: number,
-  csB: number,
-  ov: FloatArray,
-  oo: number,
-): void {
-  ov.fill(0, oo, oo + m * n);
-  for (let i = 0; i < m; i++) {
-    const row = oo + i * n;
-    for (let q = 0; q < k; q++) {
-      const s = av[ao + i * rsA + q * csA];
-      const from = bo + q * rsB;
-      for (let j = 0; j < n; j++) ov[row + j] += s * bv[from + j * csB];
     }
   }
 }
