@@ -1,7 +1,8 @@
 import type { CharTokenizerJson } from './formats/loom-json';
 import { checkId } from './ids';
+import { SpecialTokenBase } from './special-token-base';
 import { SpecialTokenSet } from './special-tokens';
-import type { EncodeOptions, SpecialToken, Tokenizer } from './tokenizer';
+import type { Tokenizer } from './tokenizer';
 import { utf8Encode } from './utf8';
 
 /**
@@ -39,12 +40,12 @@ function width(text: string, i: number): number {
  * Character-level tokenizer: one id per Unicode code point seen in a corpus (sorted by code point, so the same
  * corpus always gives the same ids), then the special tokens. Lone surrogates count as U+FFFD.
  */
-export class CharTokenizer implements Tokenizer {
+export class CharTokenizer extends SpecialTokenBase implements Tokenizer {
   readonly kind = 'char';
   readonly vocabSize: number;
   readonly unknown: UnknownCharPolicy;
   private readonly characters: readonly string[];
-  private readonly specials: SpecialTokenSet;
+  protected readonly specials: SpecialTokenSet;
   private readonly texts: string[];
   private readonly bmpIds = new Int32Array(0x10000).fill(-1);
   private readonly astralIds = new Map<number, number>();
@@ -59,6 +60,7 @@ export class CharTokenizer implements Tokenizer {
   }
 
   constructor(characters: readonly string[], options: CharTokenizerOptions = {}) {
+    super();
     this.unknown = options.unknown ?? 'error';
     this.characters = characters;
     characters.forEach((char, id) => {
@@ -104,26 +106,6 @@ export class CharTokenizer implements Tokenizer {
     this.unkId = this.unknown === 'unk' ? this.specials.id(UNK_TEXT)! : -1;
   }
 
-  get bos(): number | undefined {
-    return this.specials.bos;
-  }
-
-  get eos(): number | undefined {
-    return this.specials.eos;
-  }
-
-  get specialTokens(): readonly SpecialToken[] {
-    return this.specials.list;
-  }
-
-  specialTokenId(text: string): number | undefined {
-    return this.specials.id(text);
-  }
-
-  encode(text: string, options: EncodeOptions = {}): number[] {
-    return this.specials.encode(text, options, [], (part, out) => this.encodeText(part, out));
-  }
-
   decode(ids: ArrayLike<number>): string {
     let text = '';
     for (let i = 0; i < ids.length; i++) {
@@ -167,7 +149,7 @@ export class CharTokenizer implements Tokenizer {
     return codePoint > 0xffff ? (this.astralIds.get(codePoint) ?? -1) : this.bmpIds[codePoint];
   }
 
-  private encodeText(text: string, out: number[]): void {
+  protected encodeText(text: string, out: number[]): void {
     for (let i = 0; i < text.length; ) {
       const unit = text.charCodeAt(i);
       if (unit < 0xd800 || unit > 0xdfff) {

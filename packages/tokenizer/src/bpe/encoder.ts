@@ -1,8 +1,9 @@
 import { ByteSink } from '../byte-sink';
 import type { BpeTokenizerJson } from '../formats/loom-json';
 import { checkId } from '../ids';
+import { SpecialTokenBase } from '../special-token-base';
 import { SpecialTokenSet } from '../special-tokens';
-import type { EncodeOptions, SpecialToken, Tokenizer } from '../tokenizer';
+import type { SpecialToken, Tokenizer } from '../tokenizer';
 import { bytesKey, utf8Decode, utf8DecodeStrict, utf8Encode, utf8EncodeInto } from '../utf8';
 import { bytesToUnicode } from './byte-unicode';
 import { bytePairMerge } from './merge';
@@ -36,10 +37,10 @@ export interface ByteLevelBpeSpec {
 const CACHE_LIMIT = 1 << 17;
 
 /** GPT-2-style byte-level BPE: GPT-2 pre-tokenisation, UTF-8 bytes, merges by rank. */
-export class ByteLevelBpeTokenizer implements Tokenizer {
+export class ByteLevelBpeTokenizer extends SpecialTokenBase implements Tokenizer {
   readonly kind = 'bpe';
   readonly vocabSize: number;
-  private readonly specials: SpecialTokenSet;
+  protected readonly specials: SpecialTokenSet;
   private readonly tokenBytes: Uint8Array[];
   private readonly byteToId = new Int32Array(256).fill(-1);
   private readonly pairs: PairTable;
@@ -51,6 +52,7 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
   private tokenIds: Map<string, number> | undefined;
 
   constructor(private readonly spec: ByteLevelBpeSpec) {
+    super();
     const { tokens, source } = spec;
     this.specials = new SpecialTokenSet(spec.specialTokens, spec.bos, spec.eos, source);
     this.vocabSize = Math.max(tokens.length, this.specials.maxId() + 1);
@@ -108,26 +110,6 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
     }
   }
 
-  get bos(): number | undefined {
-    return this.specials.bos;
-  }
-
-  get eos(): number | undefined {
-    return this.specials.eos;
-  }
-
-  get specialTokens(): readonly SpecialToken[] {
-    return this.specials.list;
-  }
-
-  specialTokenId(text: string): number | undefined {
-    return this.specials.id(text);
-  }
-
-  encode(text: string, options: EncodeOptions = {}): number[] {
-    return this.specials.encode(text, options, [], (part, out) => this.encodeText(part, out));
-  }
-
   decode(ids: ArrayLike<number>): string {
     return utf8Decode(this.decodeBytes(ids));
   }
@@ -175,7 +157,7 @@ export class ByteLevelBpeTokenizer implements Tokenizer {
       : { ...base, merging: 'merges', merges: merging.merges.map(([a, b]) => [a, b]) };
   }
 
-  private encodeText(text: string, out: number[]): void {
+  protected encodeText(text: string, out: number[]): void {
     const { cache, wholePiece } = this;
     const n = text.length;
     for (let start = 0; start < n; ) {

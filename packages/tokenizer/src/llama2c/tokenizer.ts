@@ -3,8 +3,9 @@ import { base64Encode } from '../formats/base64';
 import type { Llama2cTokenizerJson } from '../formats/loom-json';
 import { Heap } from '../heap';
 import { checkId } from '../ids';
+import { SpecialTokenBase } from '../special-token-base';
 import { SpecialTokenSet } from '../special-tokens';
-import type { EncodeOptions, SpecialToken, Tokenizer } from '../tokenizer';
+import type { SpecialToken, Tokenizer } from '../tokenizer';
 import { bytesKey, utf8Decode, utf8DecodeStrict, utf8Encode } from '../utf8';
 import type { Llama2cVocab } from './format';
 
@@ -58,11 +59,11 @@ interface Candidate {
  * - decode: byte tokens become their byte, a piece right after BOS loses its leading space, and BOS/EOS (control
  *   tokens) produce no text.
  */
-export class Llama2cTokenizer implements Tokenizer {
+export class Llama2cTokenizer extends SpecialTokenBase implements Tokenizer {
   readonly kind = 'llama2c';
   readonly vocabSize: number;
   readonly maxTokenLength: number;
-  private readonly specials: SpecialTokenSet;
+  protected readonly specials: SpecialTokenSet;
   private readonly pieces: readonly Uint8Array[];
   private readonly scores: Float32Array;
   private readonly keys: string[];
@@ -75,6 +76,7 @@ export class Llama2cTokenizer implements Tokenizer {
     vocab: Llama2cVocab,
     private readonly source = 'tokenizer.bin',
   ) {
+    super();
     this.pieces = vocab.pieces;
     this.scores = vocab.scores;
     this.maxTokenLength = vocab.maxTokenLength;
@@ -98,24 +100,12 @@ export class Llama2cTokenizer implements Tokenizer {
     });
   }
 
-  get bos(): number {
+  override get bos(): number {
     return BOS;
   }
 
-  get eos(): number {
+  override get eos(): number {
     return EOS;
-  }
-
-  get specialTokens(): readonly SpecialToken[] {
-    return this.specials.list;
-  }
-
-  specialTokenId(text: string): number | undefined {
-    return this.specials.id(text);
-  }
-
-  encode(text: string, options: EncodeOptions = {}): number[] {
-    return this.specials.encode(text, options, [], (part, out) => this.encodeText(part, out));
   }
 
   decode(ids: ArrayLike<number>): string {
@@ -173,7 +163,7 @@ export class Llama2cTokenizer implements Tokenizer {
     };
   }
 
-  private encodeText(text: string, out: number[]): void {
+  protected encodeText(text: string, out: number[]): void {
     const space = this.idOfKey.get(' ');
     if (space === undefined) {
       throw new Error(
