@@ -10,9 +10,13 @@ const CHUNKS_PER_THREAD = 2;
 /** Smallest chunk, in elements. */
 const MIN_CHUNK_ELEMENTS = 8192;
 
+const bitsScratch = new Float32Array(1);
+const bitsView = new Int32Array(bitsScratch.buffer);
+
 /** The bits of `value` rounded to f32, as an i32: how kernels take f32 constants (arguments are i32). */
 export function f32Bits(value: number): number {
-  return new Int32Array(new Float32Array([value]).buffer)[0];
+  bitsScratch[0] = value;
+  return bitsView[0];
 }
 
 /** The runtime and the byte addresses of `storages` when the kernels are on and all live in the heap. */
