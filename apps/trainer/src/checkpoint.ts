@@ -41,9 +41,8 @@ export interface RunToSave {
 export async function saveRun(dir: string, run: RunToSave): Promise<void> {
   const optimizer: StoredTensor[] = [];
   for (const [name, t] of run.optimizer.state()) {
-    const data = await t.data();
-    if (!(data instanceof Float32Array)) throw new Error(`saveRun: optimizer state ${name} is not float32`);
-    optimizer.push({ name: OPTIMIZER_PREFIX + name, shape: [...t.shape], data });
+    if (t.dtype !== 'f32') throw new Error(`saveRun: optimizer state ${name} is not float32`);
+    optimizer.push({ name: OPTIMIZER_PREFIX + name, shape: [...t.shape], data: await t.float32Data() });
   }
   saveCheckpoint(dir, {
     config: run.model.config,

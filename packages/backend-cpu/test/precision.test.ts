@@ -89,6 +89,17 @@ describe('cpu backend precision', () => {
     expect(backend.liveBytes()).toBe(3 * 8 + 2 * 4);
   });
 
+  it('reads f32 tensors as Float32Array through float32Data, rounding float64 values once', async () => {
+    const x = tensor([1 + TINY, 0.1], [2], on(f64));
+    const values = await x.float32Data();
+    expect(values).toBeInstanceOf(Float32Array);
+    expect(Array.from(values)).toEqual([1, Math.fround(0.1)]);
+    const ids = tensor([1], [1], { ...on(f64), dtype: 'i32' });
+    await expect(ids.float32Data()).rejects.toThrow(
+      "float32Data: expected an f32 tensor, got i32; cast it with .cast('f32') first",
+    );
+  });
+
   it('stores i32 tensors as Int32Array at either precision', async () => {
     const ids = tensor([1, 2], [2], { ...on(f64), dtype: 'i32' });
     expect(await ids.data()).toBeInstanceOf(Int32Array);

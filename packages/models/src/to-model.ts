@@ -33,18 +33,12 @@ export function transformerFromTensors(weights: ModelWeights, source = 'model'):
 export async function tensorsFromTransformer(model: TransformerLM): Promise<NamedTensor[]> {
   const tensors: NamedTensor[] = [];
   for (const [name, param] of model.namedParameters()) {
-    const data = await param.data();
-    if (data instanceof Int32Array) {
+    if (param.dtype !== 'f32') {
       throw new Error(
         `tensorsFromTransformer: parameter ${name} is ${param.dtype}; checkpoints hold float32 weights`,
       );
     }
-    // A float64 backend (CpuBackend with precision 'f64') reads f32 tensors as Float64Array.
-    tensors.push({
-      name,
-      shape: [...param.shape],
-      data: data instanceof Float64Array ? Float32Array.from(data) : data,
-    });
+    tensors.push({ name, shape: [...param.shape], data: await param.float32Data() });
   }
   return validateTensors(model.config, tensors, 'tensorsFromTransformer');
 }

@@ -57,12 +57,10 @@ export class TokenChooser {
         id.dispose();
       }
     }
-    const values = await logits.data();
-    if (values instanceof Int32Array) {
+    if (logits.dtype !== 'f32') {
       throw new Error(`TokenChooser: expected float32 logits, got ${logits.dtype}`);
     }
-    // A float64 backend (CpuBackend with precision 'f64') reads f32 tensors as Float64Array.
-    const row = values instanceof Float64Array ? Float32Array.from(values) : values;
+    const row = await logits.float32Data();
     const { token, logprob, top } = this.sampler.sample(row);
     return { token, logprob, ...(top ? { top } : {}), ...(this.withLogits ? { logits: row } : {}) };
   }

@@ -105,6 +105,20 @@ export class Tensor {
     return this.backend.read(this.info('data'));
   }
 
+  /**
+   * Reads an f32 tensor's values as a Float32Array (a float64 backend's values rounded once);
+   * throws for other dtypes.
+   */
+  async float32Data(): Promise<Float32Array> {
+    if (this.dtype !== 'f32') {
+      throw new Error(
+        `float32Data: expected an f32 tensor, got ${this.dtype}; cast it with .cast('f32') first`,
+      );
+    }
+    const values = await this.data();
+    return values instanceof Float32Array ? values : Float32Array.from(values);
+  }
+
   /** Reads the values as a plain number array. */
   async array(): Promise<number[]> {
     return Array.from(await this.data());
