@@ -1,21 +1,19 @@
 import type { UnaryOp } from '@loom/tensor';
-import { gelu, geluSlope } from './gelu-formula';
+import { geluSlope } from './gelu-formula';
 import type { CpuStorage } from './storage';
-import { silu } from './unary';
+import { silu, unaryKernel } from './unary';
 import { runVectorised } from './vectorised';
 import { ACTIVATION_KERNELS } from './wasm/activation-kernel';
 
 /** Unary ops with a WebAssembly SIMD kernel (exp by range reduction and a polynomial, a few f32 ulps). */
 type VectorUnaryOp = Extract<UnaryOp, 'gelu' | 'exp' | 'sigmoid' | 'silu'>;
 
-/** The kernel of each vector op and the scalar form that finishes the last n % 4 elements. */
-const VECTOR_UNARY: Readonly<
-  Record<VectorUnaryOp, { kernel: (typeof ACTIVATION_KERNELS)[VectorUnaryOp]; scalar: (x: number) => number }>
-> = {
-  gelu: { kernel: ACTIVATION_KERNELS.gelu, scalar: gelu },
-  exp: { kernel: ACTIVATION_KERNELS.exp, scalar: Math.exp },
-  sigmoid: { kernel: ACTIVATION_KERNELS.sigmoid, scalar: (x) => 1 / (1 + Math.exp(-x)) },
-  silu: { kernel: ACTIVATION_KERNELS.silu, scalar: silu },
+/** The kernel of each vector op. */
+const VECTOR_UNARY: Readonly<Record<VectorUnaryOp, (typeof ACTIVATION_KERNELS)[VectorUnaryOp]>> = {
+  gelu: ACTIVATION_KERNELS.gelu,
+  exp: ACTIVATION_KERNELS.exp,
+  sigmoid: ACTIVATION_KERNELS.sigmoid,
+  silu: ACTIVATION_KERNELS.silu,
 };
 
 function isVectorUnary(op: UnaryOp): op is VectorUnaryOp {
@@ -24,16 +22,14 @@ function isVectorUnary(op: UnaryOp): op is VectorUnaryOp {
 
 /**
  * out = op(x) in WebAssembly SIMD when op has a vector kernel and the f32 storages live in the
- * heap (the last n % 4 elements in JavaScript); returns false, computing nothing, otherwise.
+ * heap (the last n % 4 elements by the JavaScript loop of `unaryKernel`); returns false,
+ * computing nothing, otherwise.
  */
 export function unaryVectorInto(op: UnaryOp, x: CpuStorage, out: CpuStorage): boolean {
   if (!isVectorUnary(op) || x.dtype !== 'f32') return false;
-  const { kernel, scalar } = VECTOR_UNARY[op];
-  const done = runVectorised(kernel, [x, out], x.length);
+  const done = runVectorised(VECTOR_UNARY[op], [x, out], x.length);
   if (done === 0 && x.length >= 4) return false;
-  const xv = x.values;
-  const ov = out.values;
-  for (let i = done; i < xv.length; i++) ov[i] = scalar(xv[i]);
+  unaryKernel(op, x.values.subarray(done), out.values.subarray(done));
   return true;
 }
 

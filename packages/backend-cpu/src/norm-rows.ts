@@ -1,8 +1,6 @@
 import type { CpuStorage } from './storage';
 import { f32Bits, runRowKernel } from './vectorised';
-import type { NORM_KERNELS } from './wasm/norm-kernel';
-
-type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];
+import type { NormKernelName } from './wasm/norm-kernel';
 
 /**
  * Runs a WebAssembly norm kernel over the rows of `out` (row length d = the weight length) when

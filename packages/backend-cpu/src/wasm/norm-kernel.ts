@@ -22,6 +22,7 @@ export const NORM_KERNELS = {
   rmsnorm: 'rmsnorm_f32',
   rmsnormGrad: 'rmsnorm_grad_f32',
 } as const;
+export type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];
 
 /**
  * Parameters, in order: byte addresses of the row-wise inputs, of the weights (and bias), of the

@@ -7,13 +7,12 @@ import { ELEMENTWISE_KERNELS } from './elementwise-kernel';
 import { gemmLayout } from './gemm-kernel';
 import { WasmHeap } from './heap';
 import { buildKernelModule, GEMM_CONFIG } from './kernel-module';
-import { NORM_KERNELS } from './norm-kernel';
+import { NORM_KERNELS, type NormKernelName } from './norm-kernel';
 import { ROPE_KERNEL } from './rope-kernel';
 import { SOFTMAX_KERNEL } from './softmax-kernel';
 
 type ElementwiseKernelName = (typeof ELEMENTWISE_KERNELS)[keyof typeof ELEMENTWISE_KERNELS];
-export type ActivationKernelName = (typeof ACTIVATION_KERNELS)[keyof typeof ACTIVATION_KERNELS];
-type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];
+type ActivationKernelName = (typeof ACTIVATION_KERNELS)[keyof typeof ACTIVATION_KERNELS];
 
 /**
  * The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
