@@ -3,8 +3,8 @@ import { geluGradInto, swigluInto, unaryVectorInto } from '../src/activation';
 import { GELU_C, GELU_CUBIC, gelu, geluSlope } from '../src/gelu-formula';
 import { CpuStorage } from '../src/storage';
 import { silu, unaryKernel } from '../src/unary';
-import { wasmRuntime } from '../src/wasm/runtime';
 import { configureCpuKernels, cpuKernelSettings } from '../src/wasm/settings';
+import { wasmForTests } from './wasm-for-tests';
 
 /** |2z|, the argument of the exp inside GELU. */
 function geluArgument(x: number): number {
@@ -67,7 +67,7 @@ const UNARY = [
   { op: 'silu', scalar: silu, argument: Math.abs },
 ] as const;
 
-describe.skipIf(!wasmRuntime())('activations in WebAssembly SIMD match their scalar forms', () => {
+describe.skipIf(!wasmForTests())('activations in WebAssembly SIMD match their scalar forms', () => {
   for (const n of [1, 3, 4, 7, 64, 1001, 100_003]) {
     it(`${n} elements`, () => {
       const xs = inputs(n);

@@ -2,7 +2,7 @@ import type { AdamWSpec } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { adamwInPlace, adamwKernel } from '../src/fused/adamw';
 import { CpuStorage } from '../src/storage';
-import { wasmRuntime } from '../src/wasm/runtime';
+import { wasmForTests } from './wasm-for-tests';
 
 let seed = 3;
 function random(): number {
@@ -20,7 +20,7 @@ const SPEC: AdamWSpec = {
   c2: 0.0199,
 };
 
-describe.skipIf(!wasmRuntime())('AdamW in WebAssembly SIMD matches the float64 JavaScript kernel', () => {
+describe.skipIf(!wasmForTests())('AdamW in WebAssembly SIMD matches the float64 JavaScript kernel', () => {
   for (const n of [1, 5, 64, 1001, 100_003]) {
     it(`${n} parameters, three steps`, () => {
       const init = [0, 1, 2, 3].map((k) =>

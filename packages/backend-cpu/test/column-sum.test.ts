@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { sumColumnsInto } from '../src/column-sum';
 import { reduceKernel } from '../src/reduce';
 import { CpuStorage } from '../src/storage';
-import { wasmRuntime } from '../src/wasm/runtime';
+import { wasmForTests } from './wasm-for-tests';
 
 let seed = 11;
 function random(): number {
@@ -11,7 +11,7 @@ function random(): number {
   return seed / 2147483648;
 }
 
-describe.skipIf(!wasmRuntime())('column sums in WebAssembly equal the float64 JavaScript reduction', () => {
+describe.skipIf(!wasmForTests())('column sums in WebAssembly equal the float64 JavaScript reduction', () => {
   const cases: ReduceDims[] = [
     { outer: 1, size: 1, inner: 4 },
     { outer: 1, size: 768, inner: 512 },

@@ -5,8 +5,9 @@ import type { CpuPrecision, FloatArray } from '../src/precision';
 import { CpuStorage } from '../src/storage';
 import { cpuThreadsReady } from '../src/threads/shared-pool';
 import { buildKernelModule } from '../src/wasm/kernel-module';
-import { wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
+import { compileKernels, wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
 import { configureCpuKernels, cpuKernelSettings } from '../src/wasm/settings';
+import { engineHasSimd } from '../src/wasm/simd-probe';
 
 type Mode = {
   readonly name: string;
@@ -182,6 +183,16 @@ describe('matmul kernels', () => {
     ).toBe(true);
     expect(wasmUnavailableReason()).toBeUndefined();
     expect(wasmRuntime()?.heap.shared).toBe(true);
+  });
+
+  it("reports a kernel module that fails validation with the validator's message, not as missing SIMD", () => {
+    expect(engineHasSimd()).toBe(true);
+    const bytes = buildKernelModule({ initialPages: 1, maximumPages: 65536, shared: false });
+    // The last byte closes the last function body; without it the module is malformed.
+    const broken = bytes.slice(0, bytes.length - 1);
+    expect(() => compileKernels(broken)).toThrow(
+      /generated WebAssembly kernel module failed validation: WebAssembly\.Module\(\): .+/,
+    );
   });
 
   it('gives bit-identical results on 1 and 2 threads and in large products', async () => {

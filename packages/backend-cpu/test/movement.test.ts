@@ -2,8 +2,8 @@ import type { DType, Shape } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { permuteKernel, sliceKernel, writeSliceKernel } from '../src/movement';
 import { CpuStorage } from '../src/storage';
-import { wasmRuntime } from '../src/wasm/runtime';
 import { configureCpuKernels, cpuKernelSettings } from '../src/wasm/settings';
+import { wasmForTests } from './wasm-for-tests';
 
 /** Runs `fn` twice, with the WebAssembly kernels and with the JavaScript ones; gives both outputs. */
 function bothWays(length: number, dtype: DType, fn: (out: CpuStorage) => void): [number[], number[]] {
@@ -32,7 +32,7 @@ function filled(length: number, dtype: DType): CpuStorage {
 
 const size = (shape: Shape) => shape.reduce((a, b) => a * b, 1);
 
-describe.skipIf(!wasmRuntime())(
+describe.skipIf(!wasmForTests())(
   'movement kernels: the WebAssembly block copy equals the JavaScript copy',
   () => {
     const permutes: [Shape, number[]][] = [

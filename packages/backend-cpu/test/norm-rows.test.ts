@@ -3,7 +3,7 @@ import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel 
 import { normRowsInto } from '../src/norm-rows';
 import { CpuStorage } from '../src/storage';
 import { NORM_KERNELS } from '../src/wasm/norm-kernel';
-import { wasmRuntime } from '../src/wasm/runtime';
+import { wasmForTests } from './wasm-for-tests';
 
 let seed = 5;
 function random(): number {
@@ -24,7 +24,7 @@ function values(n: number, offset: number, scale: number): Float64Array {
 
 const EPS = 1e-5;
 
-describe.skipIf(!wasmRuntime())('norm kernels in WebAssembly match the float64 JavaScript kernels', () => {
+describe.skipIf(!wasmForTests())('norm kernels in WebAssembly match the float64 JavaScript kernels', () => {
   for (const [rows, d] of [
     [1, 4],
     [3, 8],

@@ -2,9 +2,9 @@ import type { Shape } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { ropeInto, ropeKernel } from '../src/fused/rope';
 import { CpuStorage } from '../src/storage';
-import { wasmRuntime } from '../src/wasm/runtime';
+import { wasmForTests } from './wasm-for-tests';
 
-describe.skipIf(!wasmRuntime())('RoPE in WebAssembly SIMD matches the JavaScript kernel', () => {
+describe.skipIf(!wasmForTests())('RoPE in WebAssembly SIMD matches the JavaScript kernel', () => {
   const cases: [Shape, number][] = [
     [[2, 5, 3, 8], 0],
     [[1, 7, 2, 32], 17],

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CpuBackend } from '../src/backend';
 import { softmaxKernel } from '../src/fused/softmax';
-import { wasmRuntime } from '../src/wasm/runtime';
 import { configureCpuKernels, cpuKernelSettings } from '../src/wasm/settings';
+import { wasmForTests } from './wasm-for-tests';
 
 let seed = 7;
 function random(): number {
@@ -22,7 +22,7 @@ async function backendSoftmax(values: Float32Array, rows: number, cols: number):
   return result;
 }
 
-describe.skipIf(!wasmRuntime())('softmax in WebAssembly SIMD matches the float64 JavaScript kernel', () => {
+describe.skipIf(!wasmForTests())('softmax in WebAssembly SIMD matches the float64 JavaScript kernel', () => {
   for (const [rows, cols] of [
     [1, 1],
     [3, 3],

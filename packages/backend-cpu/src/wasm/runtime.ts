@@ -9,6 +9,7 @@ import { WasmHeap } from './heap';
 import { buildKernelModule, GEMM_CONFIG } from './kernel-module';
 import { NORM_KERNELS, type NormKernelName } from './norm-kernel';
 import { ROPE_KERNEL } from './rope-kernel';
+import { engineHasSimd } from './simd-probe';
 import { SOFTMAX_KERNEL } from './softmax-kernel';
 
 type ElementwiseKernelName = (typeof ELEMENTWISE_KERNELS)[keyof typeof ELEMENTWISE_KERNELS];
@@ -68,14 +69,35 @@ let state: { runtime: WasmRuntime } | { unsupported: string } | undefined;
  * (then storage lives in ordinary typed arrays and kernels run in JavaScript).
  */
 export function wasmRuntime(): WasmRuntime | undefined {
-  state ??= createRuntime();
+  state ??= startRuntime();
   return 'runtime' in state ? state.runtime : undefined;
 }
 
 /** Why the WebAssembly runtime is unavailable, or undefined when it is available. */
 export function wasmUnavailableReason(): string | undefined {
-  state ??= createRuntime();
+  state ??= startRuntime();
   return 'unsupported' in state ? state.unsupported : undefined;
+}
+
+/** Creates the runtime once; when the engine cannot run it, says so once and why. */
+function startRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
+  const started = createRuntime();
+  if ('unsupported' in started) {
+    console.warn(`@loom/backend-cpu: running JavaScript kernels, ${started.unsupported}`);
+  }
+  return started;
+}
+
+/** Compiles the kernel module; a module the engine rejects is a bug, reported with the validator's message. */
+export function compileKernels(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module {
+  try {
+    return new WebAssembly.Module(bytes);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `@loom/backend-cpu: the generated WebAssembly kernel module failed validation: ${message}`,
+    );
+  }
 }
 
 function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
@@ -86,9 +108,8 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
   } catch (error) {
     return { unsupported: String(error) };
   }
-  const bytes = buildKernelModule(heap.limits);
-  if (!WebAssembly.validate(bytes)) return { unsupported: 'WebAssembly SIMD (128-bit) is not supported' };
-  const module = new WebAssembly.Module(bytes);
+  if (!engineHasSimd()) return { unsupported: 'this engine has no WebAssembly SIMD (128-bit)' };
+  const module = compileKernels(buildKernelModule(heap.limits));
   const instance = new WebAssembly.Instance(module, { env: { memory: heap.memory } });
   const kernels = {
     gemm: exportedKernel(instance, 'gemm'),
