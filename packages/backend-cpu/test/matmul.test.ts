@@ -7,7 +7,7 @@ import { cpuThreadsReady } from '../src/threads/shared-pool';
 import { buildKernelModule } from '../src/wasm/kernel-module';
 import { compileKernels, wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
 import { configureCpuKernels, cpuKernelSettings } from '../src/wasm/settings';
-import { engineHasSimd } from '../src/wasm/simd-probe';
+import { engineFeatures, engineHasSimd } from '../src/wasm/simd-probe';
 
 type Mode = {
   readonly name: string;
@@ -183,6 +183,17 @@ describe('matmul kernels', () => {
     ).toBe(true);
     expect(wasmUnavailableReason()).toBeUndefined();
     expect(wasmRuntime()?.heap.shared).toBe(true);
+  });
+
+  it('builds its products with relaxed SIMD multiply-adds where the engine has them (Node 22+), plain SIMD before', () => {
+    const major = Number(process.versions.node.split('.')[0]);
+    expect(engineFeatures().relaxedSimd).toBe(major >= 22);
+    expect(wasmRuntime()?.features).toEqual(engineFeatures());
+    const relaxed = buildKernelModule(
+      { initialPages: 1, maximumPages: 65536, shared: false },
+      { relaxedSimd: true },
+    );
+    expect(WebAssembly.validate(relaxed)).toBe(major >= 22);
   });
 
   it("reports a kernel module that fails validation with the validator's message, not as missing SIMD", () => {

@@ -2,6 +2,7 @@ import { writeSigned, writeUnsigned } from './leb128';
 import {
   MemOp,
   Op,
+  RelaxedSimdOp,
   SIMD_I8X16_SHUFFLE,
   SIMD_PREFIX,
   SIMD_V128_CONST,
@@ -65,6 +66,25 @@ export function simd(name: SimdOp, ...operands: Operand[]): Expr {
     for (const o of operands) emitOperand(code, o);
     code.push(SIMD_PREFIX);
     writeUnsigned(code, SimdOp[name]);
+  });
+}
+
+/** The module's optional instruction sets, chosen by what the engine validates. */
+export interface KernelFeatures {
+  /** Relaxed SIMD: multiply-adds use `f32x4.relaxed_madd` (one FMA where the hardware has it). */
+  readonly relaxedSimd: boolean;
+}
+
+/** Only the instructions of WebAssembly SIMD (128-bit), which every supported engine has. */
+export const BASELINE_FEATURES: KernelFeatures = { relaxedSimd: false };
+
+/** acc + a * b on f32x4: one relaxed multiply-add with relaxed SIMD, else a multiply and an add. */
+export function mulAdd(features: KernelFeatures, a: Operand, b: Operand, acc: Operand): Expr {
+  if (!features.relaxedSimd) return simd('f32x4.add', acc, simd('f32x4.mul', a, b));
+  return expr((code) => {
+    for (const o of [a, b, acc]) emitOperand(code, o);
+    code.push(SIMD_PREFIX);
+    writeUnsigned(code, RelaxedSimdOp['f32x4.relaxed_madd']);
   });
 }
 

@@ -1,4 +1,16 @@
-import { f32, type Local, load, type Operand, op, shuffle32, simd, simdLoad, v128Zero } from './expr';
+import {
+  f32,
+  type KernelFeatures,
+  type Local,
+  load,
+  mulAdd,
+  type Operand,
+  op,
+  shuffle32,
+  simd,
+  simdLoad,
+  v128Zero,
+} from './expr';
 import type { FunctionBuilder } from './function-builder';
 import type { ModuleBuilder } from './module-builder';
 import { ValType } from './opcodes';
@@ -68,10 +80,10 @@ const bytes = (elements: Operand) => op('i32.shl', elements, 2);
  * row-major with row stride ldc. Operands move by aStep, bStep, cStep bytes between entries.
  * `work` is a per-thread area of `gemmLayout(config).bytes` bytes. Requires k >= 1.
  */
-export function emitGemm(mod: ModuleBuilder, config: GemmConfig): void {
+export function emitGemm(mod: ModuleBuilder, config: GemmConfig, features: KernelFeatures): void {
   const packA = mod.func('gemm_pack_a', [I, I, I, I, I, I], (f) => emitPackA(f, config), { exported: false });
   const packB = mod.func('gemm_pack_b', [I, I, I, I, I, I], (f) => emitPackB(f, config), { exported: false });
-  const macro = mod.func('gemm_macro', [I, I, I, I, I, I, I, I, I], (f) => emitMacro(f, config), {
+  const macro = mod.func('gemm_macro', [I, I, I, I, I, I, I, I, I], (f) => emitMacro(f, config, features), {
     exported: false,
   });
   const layout = gemmLayout(config);
@@ -292,7 +304,7 @@ function emitPanel(f: FunctionBuilder, l: PanelLocals, spec: PanelSpec): void {
  * macro(kc, mc, nc, packedA, packedB, c, ldc, accumulate, tile): C[mc, nc] (+)= the packed
  * block product, one mr x nr register tile at a time; partial edge tiles go through `tile`.
  */
-function emitMacro(f: FunctionBuilder, { mr, nv }: GemmConfig): void {
+function emitMacro(f: FunctionBuilder, { mr, nv }: GemmConfig, features: KernelFeatures): void {
   const nr = 4 * nv;
   const [kc, mc, nc, packedA, packedB, c, ldc, accumulate, tile] = f.params;
   const [jr, ir, rows, cols, pa, pb, panelB, steps, cRow, ldcBytes, r, col, dst] = f.locals(I, 13);
@@ -314,8 +326,7 @@ function emitMacro(f: FunctionBuilder, { mr, nv }: GemmConfig): void {
         for (let v = 0; v < nv; v++) f.set(bv[v], simdLoad('v128.load', pb, 16 * v));
         for (let i = 0; i < mr; i++) {
           f.set(splat, simdLoad('v128.load32_splat', pa, 4 * i));
-          for (let v = 0; v < nv; v++)
-            f.set(acc[i][v], simd('f32x4.add', acc[i][v], simd('f32x4.mul', splat, bv[v])));
+          for (let v = 0; v < nv; v++) f.set(acc[i][v], mulAdd(features, splat, bv[v], acc[i][v]));
         }
         f.set(pa, add(pa, 4 * mr));
         f.set(pb, add(pb, 4 * nr));

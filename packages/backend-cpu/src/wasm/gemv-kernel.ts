@@ -1,4 +1,15 @@
-import { f32, lane, load, type Operand, op, simd, simdLoad, v128Zero } from './expr';
+import {
+  f32,
+  type KernelFeatures,
+  lane,
+  load,
+  mulAdd,
+  type Operand,
+  op,
+  simd,
+  simdLoad,
+  v128Zero,
+} from './expr';
 import type { ModuleBuilder } from './module-builder';
 import { ValType } from './opcodes';
 
@@ -18,14 +29,13 @@ const bytes = (elements: Operand) => op('i32.shl', elements, 2);
 const fadd = (a: Operand, b: Operand) => op('f32.add', a, b);
 const fmul = (a: Operand, b: Operand) => op('f32.mul', a, b);
 const vadd = (a: Operand, b: Operand) => simd('f32x4.add', a, b);
-const vmul = (a: Operand, b: Operand) => simd('f32x4.mul', a, b);
 
 /**
  * Adds `gemv_t`: out[j] = sum_q x[q] W[j, q] for j < n, W row-major [n, k] (a weight stored
  * [out, in]). One row at a time with `lanes` vector accumulators, so W is read as a single
  * sequential stream (what the hardware prefetcher serves best).
  */
-export function emitGemvT(mod: ModuleBuilder, lanes: number): void {
+export function emitGemvT(mod: ModuleBuilder, lanes: number, features: KernelFeatures): void {
   mod.func(
     'gemv_t',
     GEMV_T_PARAMS.map(() => I),
@@ -40,7 +50,7 @@ export function emitGemvT(mod: ModuleBuilder, lanes: number): void {
         for (let u = 0; u < width; u++) {
           f.set(
             acc[u],
-            vadd(acc[u], vmul(simdLoad('v128.load', xq, 16 * u), simdLoad('v128.load', row, 16 * u))),
+            mulAdd(features, simdLoad('v128.load', xq, 16 * u), simdLoad('v128.load', row, 16 * u), acc[u]),
           );
         }
         f.set(xq, add(xq, 16 * width));
@@ -83,7 +93,7 @@ export function emitGemvT(mod: ModuleBuilder, lanes: number): void {
  * Adds `gemv_n`: out[j] = sum_q x[q] W[q, j] for j < n, W rows ldw elements apart; `rows`
  * rows of W are folded into the output per pass, so out is read and written k / rows times.
  */
-export function emitGemvN(mod: ModuleBuilder, rows: number): void {
+export function emitGemvN(mod: ModuleBuilder, rows: number, features: KernelFeatures): void {
   mod.func(
     'gemv_n',
     GEMV_N_PARAMS.map(() => I),
@@ -108,7 +118,7 @@ export function emitGemvN(mod: ModuleBuilder, rows: number): void {
           f.brIf(done, op('i32.ge_u', o, end));
           f.loop((again) => {
             let sum: Operand = simdLoad('v128.load', o);
-            for (let i = 0; i < count; i++) sum = vadd(sum, vmul(xs[i], simdLoad('v128.load', ptr[i])));
+            for (let i = 0; i < count; i++) sum = mulAdd(features, xs[i], simdLoad('v128.load', ptr[i]), sum);
             f.storeV128(o, sum);
             for (let i = 0; i < count; i++) f.set(ptr[i], add(ptr[i], 16));
             f.set(o, add(o, 16));

@@ -3,6 +3,7 @@ import { emitAdamw } from './adamw-kernel';
 import { emitColumnSum } from './column-sum-kernel';
 import { emitCopyRows } from './copy-kernel';
 import { emitElementwise } from './elementwise-kernel';
+import { BASELINE_FEATURES, type KernelFeatures } from './expr';
 import { emitGemm, type GemmConfig } from './gemm-kernel';
 import { emitGemvN, emitGemvT } from './gemv-kernel';
 import { type ImportedMemory, ModuleBuilder } from './module-builder';
@@ -19,11 +20,14 @@ const GEMV_N_ROWS = 4;
 const GEMV_T_LANES = 4;
 
 /** The kernel module (`gemm`, `gemv_t`, `gemv_n`, the f32 elementwise, activation, softmax, column-sum, norm, AdamW, copy and RoPE kernels) over an imported memory with these limits. */
-export function buildKernelModule(memory: ImportedMemory): Uint8Array<ArrayBuffer> {
+export function buildKernelModule(
+  memory: ImportedMemory,
+  features: KernelFeatures = BASELINE_FEATURES,
+): Uint8Array<ArrayBuffer> {
   const mod = new ModuleBuilder(memory);
-  emitGemm(mod, GEMM_CONFIG);
-  emitGemvT(mod, GEMV_T_LANES);
-  emitGemvN(mod, GEMV_N_ROWS);
+  emitGemm(mod, GEMM_CONFIG, features);
+  emitGemvT(mod, GEMV_T_LANES, features);
+  emitGemvN(mod, GEMV_N_ROWS, features);
   emitElementwise(mod);
   emitActivations(mod);
   emitSoftmax(mod);

@@ -100,6 +100,12 @@ export const SimdOp = {
 } as const;
 export type SimdOp = keyof typeof SimdOp;
 
+/** Relaxed SIMD instructions (Node 22+, current browsers): a * b + c, fused where the hardware has FMA. */
+export const RelaxedSimdOp = {
+  'f32x4.relaxed_madd': 0x105,
+} as const;
+export type RelaxedSimdOp = keyof typeof RelaxedSimdOp;
+
 /** SIMD lane instructions (followed by one lane-index byte). */
 export const SimdLaneOp = {
   'f32x4.extract_lane': 0x1f,

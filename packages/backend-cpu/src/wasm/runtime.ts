@@ -4,12 +4,13 @@ import type { Block } from './allocator';
 import { COLUMN_SUM_KERNEL } from './column-sum-kernel';
 import { COPY_ROWS_KERNEL } from './copy-kernel';
 import { ELEMENTWISE_KERNELS } from './elementwise-kernel';
+import type { KernelFeatures } from './expr';
 import { gemmLayout } from './gemm-kernel';
 import { WasmHeap } from './heap';
 import { buildKernelModule, GEMM_CONFIG } from './kernel-module';
 import { NORM_KERNELS, type NormKernelName } from './norm-kernel';
 import { ROPE_KERNEL } from './rope-kernel';
-import { engineHasSimd } from './simd-probe';
+import { engineFeatures, engineHasSimd } from './simd-probe';
 import { SOFTMAX_KERNEL } from './softmax-kernel';
 
 type ElementwiseKernelName = (typeof ELEMENTWISE_KERNELS)[keyof typeof ELEMENTWISE_KERNELS];
@@ -57,6 +58,8 @@ export type Kernel = (...args: number[]) => void;
 export interface WasmRuntime {
   readonly heap: WasmHeap;
   readonly module: WebAssembly.Module;
+  /** The optional instruction sets the module was built with. */
+  readonly features: KernelFeatures;
   readonly kernels: Readonly<Record<KernelName, Kernel>>;
   /** The main thread's gemm work area. */
   readonly work: Block;
@@ -109,7 +112,8 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
     return { unsupported: String(error) };
   }
   if (!engineHasSimd()) return { unsupported: 'this engine has no WebAssembly SIMD (128-bit)' };
-  const module = compileKernels(buildKernelModule(heap.limits));
+  const features = engineFeatures();
+  const module = compileKernels(buildKernelModule(heap.limits, features));
   const instance = new WebAssembly.Instance(module, { env: { memory: heap.memory } });
   const kernels = {
     gemm: exportedKernel(instance, 'gemm'),
@@ -137,7 +141,7 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
   };
   const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
   if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };
-  return { runtime: { heap, module, kernels, work } };
+  return { runtime: { heap, module, features, kernels, work } };
 }
 
 function exportedKernel(instance: WebAssembly.Instance, name: KernelName): Kernel {
