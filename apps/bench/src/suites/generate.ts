@@ -1,8 +1,12 @@
-import { CpuBackend } from '@loom/backend-cpu';
+import { basename } from 'node:path';
+import { CpuBackend, configureCpuKernels, cpuKernelSettings } from '@loom/backend-cpu';
 import { loadModelFile, transformerFromTensors } from '@loom/models';
 import { makeConfig, type TransformerConfig, TransformerLM } from '@loom/nn';
 import { InferenceSession, TokenChooser } from '@loom/runtime';
 import { type Backend, scope, setBackend, type Tensor, tensor } from '@loom/tensor';
+import { type FlagValues, integerFlag, stringFlag, UsageError } from '../flags';
+import { llama2cRate } from '../peers/llama2c';
+import { llamaCppRate } from '../peers/llamacpp';
 import { sharedDataFile } from '../shared-data';
 import { median } from '../stats';
 import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
@@ -104,7 +108,7 @@ interface Target {
   readonly build: () => TransformerLM;
 }
 
-function targets(notes: string[]): Target[] {
+function defaultTargets(notes: string[]): Target[] {
   const list: Target[] = [];
   const stories = sharedDataFile('models/stories260K.bin');
   if (stories === undefined)
@@ -124,71 +128,188 @@ async function createBackend(name: SuiteOptions['backend']): Promise<Backend> {
 /** Full recomputes run per measurement unless `--recompute-samples N` says otherwise (0: run every step). */
 const RECOMPUTE_SAMPLES = 40;
 
-function recomputeSamples(options: SuiteOptions): number {
-  const i = options.args.indexOf('--recompute-samples');
-  if (i < 0) return RECOMPUTE_SAMPLES;
-  const samples = Number(options.args[i + 1]);
-  if (!Number.isInteger(samples) || samples < 0) {
-    throw new Error(
-      `--recompute-samples: expected an integer ≥ 0 (0 runs every step), got ${JSON.stringify(options.args[i + 1])}`,
+/** Loom's figures and the peers' for one model, one list entry per round. */
+interface Rates {
+  readonly loomPrefill: number[];
+  readonly loomDecode: number[];
+  readonly llamaCppDecode: number[];
+  readonly llamaCppPrefill: number[];
+  readonly llama2cDecode: number[];
+}
+
+/** The peers to run on a `--model`, from the flags; each needs its own copy of the same weights. */
+interface Peers {
+  readonly llamaCpp?: { readonly from: string; readonly gguf: string };
+  readonly llama2c?: { readonly binary: string; readonly tokenizer: string };
+}
+
+function peersFrom(values: FlagValues, model: string | undefined): Peers {
+  const from = stringFlag(values, 'llama-cpp');
+  const gguf = stringFlag(values, 'gguf');
+  const binary = stringFlag(values, 'llama2c');
+  const tokenizer = stringFlag(values, 'llama2c-tokenizer');
+  if ((from !== undefined || binary !== undefined) && model === undefined) {
+    throw new UsageError(
+      '--llama-cpp and --llama2c need --model PATH: the peers must run the same weights as Loom',
     );
   }
-  return samples;
+  if ((from === undefined) !== (gguf === undefined)) {
+    throw new UsageError(
+      '--llama-cpp DIR and --gguf PATH go together (the same weights as --model, in GGUF)',
+    );
+  }
+  if ((binary === undefined) !== (tokenizer === undefined)) {
+    throw new UsageError('--llama2c BIN and --llama2c-tokenizer PATH go together');
+  }
+  return {
+    ...(from !== undefined && gguf !== undefined ? { llamaCpp: { from, gguf } } : {}),
+    ...(binary !== undefined && tokenizer !== undefined ? { llama2c: { binary, tokenizer } } : {}),
+  };
+}
+
+/** Loom's KV cache against recomputing the whole context, on a 1024-position stories15M shape. */
+async function cacheRows(chooser: TokenChooser, samples: number, notes: string[]): Promise<Row[]> {
+  const rows: Row[] = [];
+  const long = new TransformerLM(stories15MShape(1024)).eval();
+  await cachedDecodeMs(long, chooser, WARM_UP_STEPS);
+  for (const steps of [256, 1000]) {
+    const stride = samples === 0 ? 1 : Math.ceil(steps / samples);
+    const cached = await cachedDecodeMs(long, chooser, steps);
+    const recompute = await recomputeDecodeMs(long, chooser, steps, stride);
+    const name = 'stories15M shape, 1024 positions';
+    rows.push({ model: name, measure: `${steps} tokens with the KV cache (s)`, value: cached / 1000 });
+    rows.push({
+      model: name,
+      measure: `${steps} tokens recomputing the context (s)`,
+      value: recompute / 1000,
+    });
+    rows.push({
+      model: name,
+      measure: `KV cache speed-up at ${steps} tokens (x)`,
+      value: recompute / cached,
+    });
+    if (stride > 1) {
+      notes.push(
+        `full recompute of ${steps} tokens: the middle step of every ${stride} run and counted ${stride} times.`,
+      );
+    }
+  }
+  long.dispose();
+  return rows;
+}
+
+function rateRows(name: string, steps: number, rates: Rates): Row[] {
+  const rows: Row[] = [
+    {
+      model: name,
+      measure: `Loom prefill ${PREFILL_TOKENS} tokens (tok/s)`,
+      value: median(rates.loomPrefill),
+    },
+    { model: name, measure: `Loom decode ${steps} tokens (tok/s)`, value: median(rates.loomDecode) },
+  ];
+  const loomDecode = median(rates.loomDecode);
+  if (rates.llamaCppDecode.length > 0) {
+    const decode = median(rates.llamaCppDecode);
+    rows.push({ model: name, measure: `llama.cpp decode ${steps} tokens (tok/s)`, value: decode });
+    rows.push({ model: name, measure: 'Loom / llama.cpp decode (x)', value: loomDecode / decode });
+  }
+  if (rates.llamaCppPrefill.length > 0) {
+    const prefill = median(rates.llamaCppPrefill);
+    rows.push({ model: name, measure: `llama.cpp prefill ${PREFILL_TOKENS} tokens (tok/s)`, value: prefill });
+    rows.push({
+      model: name,
+      measure: 'Loom / llama.cpp prefill (x)',
+      value: median(rates.loomPrefill) / prefill,
+    });
+  }
+  if (rates.llama2cDecode.length > 0) {
+    const decode = median(rates.llama2cDecode);
+    rows.push({ model: name, measure: `llama2.c decode ${steps} tokens (tok/s)`, value: decode });
+    rows.push({ model: name, measure: 'Loom / llama2.c decode (x)', value: loomDecode / decode });
+  }
+  return rows;
 }
 
 export const generateSuite: Suite = {
   name: 'generate',
-  description: 'prefill and decode tokens/s (stories260K, stories15M shape); KV cache against full recompute',
+  description:
+    'prefill and decode tokens/s (stories260K, stories15M shape, or --model PATH of any shape); KV cache against full recompute; peers interleaved',
+  flags: {
+    model: { type: 'string', short: 'm' },
+    threads: { type: 'string', short: 't' },
+    tokens: { type: 'string', short: 'n' },
+    rounds: { type: 'string' },
+    'llama-cpp': { type: 'string' },
+    gguf: { type: 'string' },
+    llama2c: { type: 'string' },
+    'llama2c-tokenizer': { type: 'string' },
+    'recompute-samples': { type: 'string' },
+  },
+  usage:
+    '[--model PATH] [--threads N] [--tokens N] [--rounds N] [--llama-cpp DIR --gguf PATH] [--llama2c BIN --llama2c-tokenizer PATH] [--recompute-samples N]',
   async run(options): Promise<SuiteResult> {
+    const { values } = options;
+    const modelPath = stringFlag(values, 'model');
+    const threads = integerFlag(values, 'threads', 1);
+    const peers = peersFrom(values, modelPath);
+    const samples = integerFlag(values, 'recompute-samples', 0) ?? RECOMPUTE_SAMPLES;
+    const withPeers = peers.llamaCpp !== undefined || peers.llama2c !== undefined;
+    const rounds = integerFlag(values, 'rounds', 1) ?? (withPeers ? 3 : 1);
+    if (threads !== undefined) configureCpuKernels({ threads });
     const backend = await createBackend(options.backend);
     setBackend(backend);
     const chooser = new TokenChooser({ temperature: 0 });
     const notes: string[] = [];
+    const targets: Target[] =
+      modelPath === undefined
+        ? defaultTargets(notes)
+        : [
+            {
+              name: basename(modelPath),
+              build: () => transformerFromTensors(loadModelFile(modelPath), modelPath),
+            },
+          ];
     const rows: Row[] = [];
-    for (const target of targets(notes)) {
+    for (const target of targets) {
       const model = target.build();
-      const steps = model.config.maxSeqLen >= 256 ? 255 : model.config.maxSeqLen - 1;
+      const steps = integerFlag(values, 'tokens', 1) ?? Math.min(255, model.config.maxSeqLen - 1);
+      if (steps >= model.config.maxSeqLen) {
+        throw new UsageError(`--tokens ${steps}: ${target.name} has ${model.config.maxSeqLen} positions`);
+      }
+      const rates: Rates = {
+        loomPrefill: [],
+        loomDecode: [],
+        llamaCppDecode: [],
+        llamaCppPrefill: [],
+        llama2cDecode: [],
+      };
       await cachedDecodeMs(model, chooser, WARM_UP_STEPS);
-      const decodeMs = await cachedDecodeMs(model, chooser, steps);
-      rows.push({
-        model: target.name,
-        measure: `prefill ${PREFILL_TOKENS} tokens (tok/s)`,
-        value: await prefillRate(model, chooser),
-      });
-      rows.push({
-        model: target.name,
-        measure: `decode ${steps} tokens (tok/s)`,
-        value: (steps * 1000) / decodeMs,
-      });
+      // A B A B: each round runs Loom, then every peer, in the same window.
+      for (let round = 0; round < rounds; round++) {
+        rates.loomDecode.push((steps * 1000) / (await cachedDecodeMs(model, chooser, steps)));
+        rates.loomPrefill.push(await prefillRate(model, chooser));
+        if (peers.llamaCpp) {
+          const { from, gguf } = peers.llamaCpp;
+          const rate = await llamaCppRate(from, gguf, threads ?? 1, steps, PREFILL_TOKENS);
+          rates.llamaCppDecode.push(rate.decodeTokensPerS);
+          if (rate.prefillTokensPerS !== undefined) rates.llamaCppPrefill.push(rate.prefillTokensPerS);
+        }
+        if (peers.llama2c && modelPath !== undefined) {
+          const { binary, tokenizer } = peers.llama2c;
+          rates.llama2cDecode.push(await llama2cRate(binary, modelPath, tokenizer, steps));
+        }
+      }
+      rows.push(...rateRows(target.name, steps, rates));
       model.dispose();
     }
-    const samples = recomputeSamples(options);
-    const long = new TransformerLM(stories15MShape(1024)).eval();
-    await cachedDecodeMs(long, chooser, WARM_UP_STEPS);
-    for (const steps of [256, 1000]) {
-      const stride = samples === 0 ? 1 : Math.ceil(steps / samples);
-      const cached = await cachedDecodeMs(long, chooser, steps);
-      const recompute = await recomputeDecodeMs(long, chooser, steps, stride);
-      const name = 'stories15M shape, 1024 positions';
-      rows.push({ model: name, measure: `${steps} tokens with the KV cache (s)`, value: cached / 1000 });
-      rows.push({
-        model: name,
-        measure: `${steps} tokens recomputing the context (s)`,
-        value: recompute / 1000,
-      });
-      rows.push({
-        model: name,
-        measure: `KV cache speed-up at ${steps} tokens (x)`,
-        value: recompute / cached,
-      });
-      if (stride > 1) {
-        notes.push(
-          `full recompute of ${steps} tokens: the middle step of every ${stride} run and counted ${stride} times.`,
-        );
-      }
-    }
-    long.dispose();
-    notes.push('greedy decoding with the argmax on the device; weights are random except for stories260K.');
+    if (modelPath === undefined) rows.push(...(await cacheRows(chooser, samples, notes)));
+    notes.push(
+      `median of ${rounds} round(s); ${threads ?? cpuKernelSettings().threads} CPU thread(s) for Loom.`,
+    );
+    if (withPeers) notes.push('peers ran after Loom in every round, on the same weights and thread count.');
+    notes.push(
+      'greedy decoding with the argmax on the device; weights are random except for trained checkpoints.',
+    );
     return { title: `text generation on ${options.backend}`, rows, notes };
   },
 };

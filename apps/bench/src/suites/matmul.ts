@@ -129,6 +129,8 @@ async function webgpuVariants(): Promise<Variant[]> {
 export const matmulSuite: Suite = {
   name: 'matmul',
   description: 'GFLOP/s of matrix products: squares 64-1024, decode and training shapes',
+  flags: {},
+  usage: '',
   async run({ backend }): Promise<SuiteResult> {
     const variants = backend === 'cpu' ? await cpuVariants() : await webgpuVariants();
     const results = new Map<string, number>();

@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { inferenceMemory } from '@loom/kvcache';
 import { isLoomConfigJson, type ModelConfig, parseHfConfig, parseLoomConfigJson } from '@loom/models';
 import { type ConfigInput, makeConfig, parameterCount } from '@loom/nn';
-import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
+import { type FlagValues, integerFlag, stringFlag, UsageError } from '../flags';
+import type { Row, Suite, SuiteResult } from '../suite';
 
 /** Known model shapes by name: the llama2.c TinyStories models, Llama 2 7B and GPT-2 small. */
 const PRESETS: Readonly<Record<string, () => ModelConfig>> = {
@@ -41,33 +42,15 @@ function llama(input: ConfigInput, tied = true): ModelConfig {
 const DTYPE_BYTES: Readonly<Record<string, number>> = { fp32: 4, fp16: 2, bf16: 2, int8: 1 };
 
 const USAGE =
-  'pnpm bench memory [--config NAME|config.json] [--batch N] [--seq-len N] [--dtype fp32|fp16|bf16|int8] [--kv-heads N]';
-
-function flag(args: readonly string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  if (i < 0) return undefined;
-  const value = args[i + 1];
-  if (value === undefined) throw new Error(`bench memory: ${name} needs a value; ${USAGE}`);
-  return value;
-}
-
-function integerFlag(args: readonly string[], name: string): number | undefined {
-  const value = flag(args, name);
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) {
-    throw new Error(`bench memory: ${name} must be a positive integer, got ${JSON.stringify(value)}`);
-  }
-  return n;
-}
+  '[--config NAME|config.json] [--batch N] [--seq-len N] [--dtype fp32|fp16|bf16|int8] [--kv-heads N]';
 
 /** A preset by name, or a Hugging Face or Loom config.json (relative to where pnpm was started). */
 function loadConfig(name: string): ModelConfig {
   const preset = PRESETS[name];
   if (preset) return preset();
   if (!name.endsWith('.json')) {
-    throw new Error(
-      `bench memory: --config ${JSON.stringify(name)} is neither a preset (${Object.keys(PRESETS).join(', ')}) nor a config.json`,
+    throw new UsageError(
+      `--config ${JSON.stringify(name)} is neither a preset (${Object.keys(PRESETS).join(', ')}) nor a config.json`,
     );
   }
   const path = resolve(process.env.INIT_CWD ?? process.cwd(), name);
@@ -87,23 +70,19 @@ function formatBytes(bytes: number): string {
   return `${(bytes / scale).toFixed(2)} ${unit}`;
 }
 
-function row(name: string, config: ModelConfig, options: SuiteOptions['args']): Row {
-  const dtype = flag(options, '--dtype') ?? 'fp32';
+function row(name: string, config: ModelConfig, values: FlagValues): Row {
+  const dtype = stringFlag(values, 'dtype') ?? 'fp32';
   const bytes = DTYPE_BYTES[dtype];
   if (bytes === undefined) {
-    throw new Error(
-      `bench memory: --dtype must be one of ${Object.keys(DTYPE_BYTES).join(', ')}, got ${dtype}`,
-    );
+    throw new UsageError(`--dtype must be one of ${Object.keys(DTYPE_BYTES).join(', ')}, got ${dtype}`);
   }
-  const numKvHeads = integerFlag(options, '--kv-heads') ?? config.numKvHeads;
+  const numKvHeads = integerFlag(values, 'kv-heads', 1) ?? config.numKvHeads;
   if (config.numHeads % numKvHeads !== 0) {
-    throw new Error(
-      `bench memory: --kv-heads ${numKvHeads} must divide the ${config.numHeads} heads of ${name}`,
-    );
+    throw new UsageError(`--kv-heads ${numKvHeads} must divide the ${config.numHeads} heads of ${name}`);
   }
   const shaped = { ...config, numKvHeads };
-  const batch = integerFlag(options, '--batch') ?? 1;
-  const seqLen = integerFlag(options, '--seq-len') ?? config.maxSeqLen;
+  const batch = integerFlag(values, 'batch', 1) ?? 1;
+  const seqLen = integerFlag(values, 'seq-len', 1) ?? config.maxSeqLen;
   const memory = inferenceMemory(shaped, {
     batch,
     seqLen,
@@ -127,16 +106,24 @@ export const memorySuite: Suite = {
   name: 'memory',
   description:
     'inference memory of a model config: weights, KV cache, activations (--config NAME|config.json)',
-  async run({ args }): Promise<SuiteResult> {
-    const name = flag(args, '--config');
+  flags: {
+    config: { type: 'string' },
+    batch: { type: 'string' },
+    'seq-len': { type: 'string' },
+    dtype: { type: 'string' },
+    'kv-heads': { type: 'string' },
+  },
+  usage: USAGE,
+  async run({ values }): Promise<SuiteResult> {
+    const name = stringFlag(values, 'config');
     const names = name === undefined ? Object.keys(PRESETS) : [name];
     return {
       title: 'inference memory (decimal units: 1 GB = 10^9 bytes)',
-      rows: names.map((n) => row(n, loadConfig(n), args)),
+      rows: names.map((n) => row(n, loadConfig(n), values)),
       notes: [
         'KV cache = batch × seq len × layers × 2 × kv heads × head dim × bytes per element.',
         'activations: one prefill of every sequence at once (no score matrix: attention is fused).',
-        `${USAGE}; presets: ${Object.keys(PRESETS).join(', ')}.`,
+        `pnpm bench memory ${USAGE}; presets: ${Object.keys(PRESETS).join(', ')}.`,
       ],
     };
   },

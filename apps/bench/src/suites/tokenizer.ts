@@ -66,6 +66,8 @@ export const tokenizerSuite: Suite = {
   name: 'tokenizer',
   description:
     'GPT-2 encode MB/s: @loom/tokenizer vs gpt-tokenizer vs js-tiktoken (TinyShakespeare, mixed script)',
+  flags: {},
+  usage: '',
   async run(): Promise<SuiteResult> {
     const data = sharedData();
     const loadStart = performance.now();

@@ -12,14 +12,14 @@ import {
 } from '@loom/nn';
 import { type Backend, setBackend, type Tensor, tensor, uniformAt } from '@loom/tensor';
 import { CharTokenizer } from '@loom/tokenizer';
+import { booleanFlag, integerFlag, UsageError } from '../flags';
+import { torchTrainMs } from '../peers/torch-train';
 import { sharedDataFile } from '../shared-data';
 import { median } from '../stats';
 import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
 
 /** The issue's reference setup: char-level TinyShakespeare, 4 layers, 4 heads, dim 128, block 64, batch 12. */
 const REFERENCE = { layers: 4, heads: 4, dim: 128, block: 64, batch: 12 } as const;
-/** PyTorch 1.13 (OpenBLAS) on the same 2-core machine: median ms per iteration of the gpt2 reference. */
-const PYTORCH_MS = 87.6;
 const WARM_UP = 10;
 const TIMED = 30;
 
@@ -71,10 +71,10 @@ interface StepTimes {
 }
 
 /** Median timings of the reference training step for one preset, after a warm-up. */
-async function timeTraining(preset: Preset, backendName: SuiteOptions['backend']): Promise<Row> {
+async function timeTraining(preset: Preset, backendName: SuiteOptions['backend']): Promise<Timing> {
   const { tokens, vocabSize } = trainingTokens();
   setBackend(new AutodiffBackend(await createBackend(backendName)));
-  const { layers, heads, dim, block, batch } = REFERENCE;
+  const { layers, heads, dim, block } = REFERENCE;
   const config = makeConfig(preset, { vocabSize, dim, numLayers: layers, numHeads: heads, maxSeqLen: block });
   const model = new TransformerLM(config, { seed: 1337 });
   const params = model.parameters();
@@ -96,39 +96,82 @@ async function timeTraining(preset: Preset, backendName: SuiteOptions['backend']
   }
   optimizer.dispose();
   model.dispose();
-  const ms = median(steps.map((s) => s.gradMs + s.updateMs));
   return {
-    preset,
     parameters: parameterCount(config),
-    'forward+backward ms': median(steps.map((s) => s.gradMs)),
-    'clip+AdamW ms': median(steps.map((s) => s.updateMs)),
-    'ms/iter': ms,
-    'tokens/s': Math.round((batch * block * 1000) / ms),
-    'vs PyTorch': ms / PYTORCH_MS,
-    'last loss': steps[steps.length - 1].loss,
+    gradMs: median(steps.map((s) => s.gradMs)),
+    updateMs: median(steps.map((s) => s.updateMs)),
+    ms: median(steps.map((s) => s.gradMs + s.updateMs)),
+    loss: steps[steps.length - 1].loss,
   };
+}
+
+/** One preset's medians over its timed steps. */
+interface Timing {
+  readonly parameters: number;
+  readonly gradMs: number;
+  readonly updateMs: number;
+  readonly ms: number;
+  readonly loss: number;
+}
+
+/** The timing of the round whose ms/iteration is the median of the rounds. */
+function medianRound(rounds: readonly Timing[]): Timing {
+  const sorted = [...rounds].sort((a, b) => a.ms - b.ms);
+  return sorted[(sorted.length - 1) >> 1];
+}
+
+function presetsFrom(positionals: readonly string[]): Preset[] {
+  const presets = positionals.map((arg): Preset => {
+    if (arg === 'gpt2' || arg === 'llama') return arg;
+    throw new UsageError(
+      `expected presets gpt2 and/or llama after the suite name, got ${JSON.stringify(arg)}`,
+    );
+  });
+  return presets.length > 0 ? presets : ['gpt2', 'llama'];
 }
 
 export const trainSuite: Suite = {
   name: 'train',
   description:
-    'training ms/iteration and tokens/s of the reference setup (char TinyShakespeare, 4x128, AdamW)',
+    'training ms/iteration and tokens/s of the reference setup (char TinyShakespeare, 4x128, AdamW); --vs-torch runs the PyTorch reference interleaved',
+  flags: { 'vs-torch': { type: 'boolean' }, rounds: { type: 'string' } },
+  usage: '[gpt2] [llama] [--vs-torch] [--rounds N]',
   async run(options: SuiteOptions): Promise<SuiteResult> {
-    const presets: Preset[] = options.args.length > 0 ? [] : ['gpt2', 'llama'];
-    for (const arg of options.args) {
-      if (arg !== 'gpt2' && arg !== 'llama') {
-        throw new Error(`bench train: expected presets gpt2 and/or llama after the suite name, got ${arg}`);
-      }
-      presets.push(arg);
+    const presets = presetsFrom(options.positionals);
+    const vsTorch = booleanFlag(options.values, 'vs-torch');
+    const rounds = integerFlag(options.values, 'rounds', 1) ?? (vsTorch ? 3 : 1);
+    const loom = new Map<Preset, Timing[]>(presets.map((p) => [p, []]));
+    const torch: number[] = [];
+    // A B A B: every round times each preset, then the PyTorch reference, in the same window.
+    for (let round = 0; round < rounds; round++) {
+      for (const preset of presets) loom.get(preset)?.push(await timeTraining(preset, options.backend));
+      if (vsTorch) torch.push(await torchTrainMs());
     }
-    const rows: Row[] = [];
-    for (const preset of presets) rows.push(await timeTraining(preset, options.backend));
+    const torchMs = vsTorch ? median(torch) : undefined;
+    const rows: Row[] = presets.map((preset) => {
+      const t = medianRound(loom.get(preset) ?? []);
+      const { batch, block } = REFERENCE;
+      return {
+        preset,
+        parameters: t.parameters,
+        'forward+backward ms': t.gradMs,
+        'clip+AdamW ms': t.updateMs,
+        'ms/iter': t.ms,
+        'tokens/s': Math.round((batch * block * 1000) / t.ms),
+        ...(torchMs === undefined ? {} : { 'PyTorch ms/iter': torchMs, 'x PyTorch': t.ms / torchMs }),
+        'last loss': t.loss,
+      };
+    });
+    const notes = [`median of ${rounds} round(s); each round's figure is the median of its ${TIMED} steps.`];
+    if (vsTorch) {
+      notes.push(
+        `PyTorch: shared/peers/torch_char_gpt.py --bench-only (gpt2 reference, OpenBLAS), run after Loom in each round; rounds: ${torch.map((ms) => ms.toFixed(1)).join(', ')} ms/iter. x PyTorch < 1 means Loom is faster.`,
+      );
+    }
     return {
-      title: `train on ${options.backend}: 4 layers, 4 heads, dim 128, block 64, batch 12 (${REFERENCE.batch * REFERENCE.block} tokens/step); median of ${TIMED} steps after ${WARM_UP}`,
+      title: `train on ${options.backend}: 4 layers, 4 heads, dim 128, block 64, batch 12 (${REFERENCE.batch * REFERENCE.block} tokens/step); ${TIMED} steps after ${WARM_UP}`,
       rows,
-      notes: [
-        `vs PyTorch: ratio to ${PYTORCH_MS} ms/iter, PyTorch 1.13 (OpenBLAS) on the gpt2 reference on this 2-core machine`,
-      ],
+      notes,
     };
   },
 };
