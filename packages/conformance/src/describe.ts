@@ -1,9 +1,9 @@
-import { CpuBackend } from '@loom/backend-cpu';
 import type { Backend } from '@loom/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { OpGroup } from './case';
 import { describeFrontEnd } from './front-end';
 import { allGroups } from './groups';
+import { ReferenceBackend } from './reference/index';
 import { runCase } from './run-case';
 import { firstMismatch } from './tolerance';
 
@@ -12,7 +12,7 @@ export interface ConformanceOptions {
   readonly only?: readonly string[];
 }
 
-function describeGroup(group: OpGroup, getBackend: () => Backend, reference: CpuBackend): void {
+function describeGroup(group: OpGroup, getBackend: () => Backend, reference: Backend): void {
   it(group.op, async () => {
     const backend = getBackend();
     for (const [i, c] of group.cases.entries()) {
@@ -21,10 +21,9 @@ function describeGroup(group: OpGroup, getBackend: () => Backend, reference: Cpu
       const actual = await runCase(backend, c, seed);
       expect(actual.shape, `${c.name}: shape`).toEqual(expected.shape);
       expect(actual.dtype, `${c.name}: dtype`).toBe(expected.dtype);
-      expect(
-        firstMismatch(actual.values, expected.values, c.tol),
-        `${c.name}: values vs the CPU reference`,
-      ).toBe(undefined);
+      expect(firstMismatch(actual.values, expected.values, c.tol), `${c.name}: values vs the reference`).toBe(
+        undefined,
+      );
       expect(actual.leakedCount, `${c.name}: live tensors after disposing the result`).toBe(0);
       expect(actual.leakedBytes, `${c.name}: live bytes after disposing the result`).toBe(0);
       if (c.fused) {
@@ -40,7 +39,7 @@ function describeGroup(group: OpGroup, getBackend: () => Backend, reference: Cpu
 
 /**
  * Defines the conformance suite for a backend: every op over seeded inputs of many shapes
- * against the CPU reference (documented tolerances), each fused kernel against its
+ * against the independent float64 reference (`./reference`, documented tolerances), each fused kernel against its
  * composite, a leak check after every case, and the front-end's errors and scopes.
  */
 export function describeConformance(
@@ -50,7 +49,7 @@ export function describeConformance(
 ): void {
   describe(`conformance: ${name}`, () => {
     let backend: Backend | undefined;
-    const reference = new CpuBackend();
+    const reference = new ReferenceBackend();
     const getBackend = (): Backend => {
       if (!backend) throw new Error(`conformance: the ${name} backend was not created`);
       return backend;

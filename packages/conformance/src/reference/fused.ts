@@ -1,0 +1,220 @@
+import type { AdamWSpec, AttentionSpec, Shape } from '@loom/tensor';
+import { geluDerivative, sigmoid } from './elementwise';
+
+/** Rows of length d of a flat array, as (offset) callbacks. */
+function forRows(length: number, d: number, visit: (o: number) => void): void {
+  const rows = d === 0 ? 0 : length / d;
+  for (let r = 0; r < rows; r++) visit(r * d);
+}
+
+function rowMax(x: ArrayLike<number>, o: number, d: number): number {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < d; i++) if (x[o + i] > max) max = x[o + i];
+  return max;
+}
+
+function mean(x: ArrayLike<number>, o: number, d: number): number {
+  let s = 0;
+  for (let i = 0; i < d; i++) s += x[o + i];
+  return s / d;
+}
+
+/** 1 / sqrt(mean(x²) + eps) over one row. */
+function rmsScale(x: ArrayLike<number>, o: number, d: number, eps: number): number {
+  let s = 0;
+  for (let i = 0; i < d; i++) s += x[o + i] * x[o + i];
+  return 1 / Math.sqrt(s / d + eps);
+}
+
+/** Mean and 1 / sqrt(variance + eps) (population variance) over one row. */
+function meanAndScale(x: ArrayLike<number>, o: number, d: number, eps: number): [number, number] {
+  const mu = mean(x, o, d);
+  let s = 0;
+  for (let i = 0; i < d; i++) s += (x[o + i] - mu) ** 2;
+  return [mu, 1 / Math.sqrt(s / d + eps)];
+}
+
+export function rmsnorm(x: Float64Array, w: Float64Array, eps: number): Float64Array {
+  const d = w.length;
+  const out = new Float64Array(x.length);
+  forRows(x.length, d, (o) => {
+    const r = rmsScale(x, o, d, eps);
+    for (let i = 0; i < d; i++) out[o + i] = x[o + i] * r * w[i];
+  });
+  return out;
+}
+
+export function layernorm(x: Float64Array, w: Float64Array, b: Float64Array, eps: number): Float64Array {
+  const d = w.length;
+  const out = new Float64Array(x.length);
+  forRows(x.length, d, (o) => {
+    const [mu, r] = meanAndScale(x, o, d, eps);
+    for (let i = 0; i < d; i++) out[o + i] = (x[o + i] - mu) * r * w[i] + b[i];
+  });
+  return out;
+}
+
+/**
+ * y = x r w with r = (mean(x²) + eps)^(-1/2); dr/dx_j = -r³ x_j / d, so
+ * dx_j = r g_j w_j - (r³ x_j / d) Σ_i g_i w_i x_i.
+ */
+export function rmsnormGrad(x: Float64Array, w: Float64Array, g: Float64Array, eps: number): Float64Array {
+  const d = w.length;
+  const out = new Float64Array(x.length);
+  forRows(x.length, d, (o) => {
+    const r = rmsScale(x, o, d, eps);
+    let dot = 0;
+    for (let i = 0; i < d; i++) dot += g[o + i] * w[i] * x[o + i];
+    for (let j = 0; j < d; j++) out[o + j] = r * g[o + j] * w[j] - ((r ** 3 * x[o + j]) / d) * dot;
+  });
+  return out;
+}
+
+/** With n = (x - μ) r and dn = g w: dx = r (dn - mean(dn) - n mean(dn n)). */
+export function layernormGrad(x: Float64Array, w: Float64Array, g: Float64Array, eps: number): Float64Array {
+  const d = w.length;
+  const out = new Float64Array(x.length);
+  forRows(x.length, d, (o) => {
+    const [mu, r] = meanAndScale(x, o, d, eps);
+    let sumDn = 0;
+    let sumDnN = 0;
+    for (let i = 0; i < d; i++) {
+      sumDn += g[o + i] * w[i];
+      sumDnN += g[o + i] * w[i] * (x[o + i] - mu) * r;
+    }
+    for (let i = 0; i < d; i++) {
+      const n = (x[o + i] - mu) * r;
+      out[o + i] = r * (g[o + i] * w[i] - sumDn / d - (n * sumDnN) / d);
+    }
+  });
+  return out;
+}
+
+/** x [B, T, H, hd]: pair (2i, 2i+1) of position t turns by (offset + t) θ^(-2i/hd). */
+export function rope(x: Float64Array, shape: Shape, offset: number, theta: number): Float64Array {
+  const [b, t, h, hd] = shape;
+  const out = new Float64Array(x.length);
+  for (let bi = 0; bi < b; bi++) {
+    for (let p = 0; p < t; p++) {
+      for (let head = 0; head < h; head++) {
+        const o = ((bi * t + p) * h + head) * hd;
+        for (let i = 0; i < hd / 2; i++) {
+          const angle = (offset + p) * theta ** (-(2 * i) / hd);
+          const [x0, x1] = [x[o + 2 * i], x[o + 2 * i + 1]];
+          out[o + 2 * i] = x0 * Math.cos(angle) - x1 * Math.sin(angle);
+          out[o + 2 * i + 1] = x0 * Math.sin(angle) + x1 * Math.cos(angle);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * q [B, T, H, hd], k and v [B, S, Hkv, hd]: query head h reads kv head floor(h / (H / Hkv));
+ * with `causal`, query t sees keys s <= offset + t. out [B, T, H, hd].
+ */
+export function attention(
+  q: Float64Array,
+  qShape: Shape,
+  k: Float64Array,
+  v: Float64Array,
+  kShape: Shape,
+  spec: AttentionSpec,
+): Float64Array {
+  const [b, t, h, hd] = qShape;
+  const [, s, hkv] = kShape;
+  const out = new Float64Array(q.length);
+  for (let bi = 0; bi < b; bi++) {
+    for (let p = 0; p < t; p++) {
+      for (let head = 0; head < h; head++) {
+        const kvHead = Math.floor(head / (h / hkv));
+        const qo = ((bi * t + p) * h + head) * hd;
+        const weights = new Float64Array(s);
+        for (let j = 0; j < s; j++) {
+          if (spec.causal && j > spec.offset + p) {
+            weights[j] = Number.NEGATIVE_INFINITY;
+            continue;
+          }
+          const ko = ((bi * s + j) * hkv + kvHead) * hd;
+          let dot = 0;
+          for (let d = 0; d < hd; d++) dot += q[qo + d] * k[ko + d];
+          weights[j] = spec.scale * dot;
+        }
+        const probabilities = softmax(weights, s);
+        for (let d = 0; d < hd; d++) {
+          let acc = 0;
+          for (let j = 0; j < s; j++) acc += probabilities[j] * v[((bi * s + j) * hkv + kvHead) * hd + d];
+          out[qo + d] = acc;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+export function swiglu(gate: Float64Array, up: Float64Array): Float64Array {
+  return gate.map((g, i) => g * sigmoid(g) * up[i]);
+}
+
+export function geluGrad(x: Float64Array, grad: Float64Array): Float64Array {
+  return x.map((xi, i) => grad[i] * geluDerivative(xi));
+}
+
+/** exp(x - max) / Σ exp(x - max) over rows of length d. */
+export function softmax(x: Float64Array, d: number): Float64Array {
+  const out = new Float64Array(x.length);
+  forRows(x.length, d, (o) => {
+    const max = rowMax(x, o, d);
+    let sum = 0;
+    for (let i = 0; i < d; i++) sum += Math.exp(x[o + i] - max);
+    for (let i = 0; i < d; i++) out[o + i] = Math.exp(x[o + i] - max) / sum;
+  });
+  return out;
+}
+
+/** x - max - log Σ exp(x - max) over rows of length d. */
+export function logSoftmax(x: Float64Array, d: number): Float64Array {
+  const out = new Float64Array(x.length);
+  forRows(x.length, d, (o) => {
+    const max = rowMax(x, o, d);
+    let sum = 0;
+    for (let i = 0; i < d; i++) sum += Math.exp(x[o + i] - max);
+    for (let i = 0; i < d; i++) out[o + i] = x[o + i] - max - Math.log(sum);
+  });
+  return out;
+}
+
+/** Mean over rows whose target is not `ignoreIndex` of -log softmax(logits [N, V])[target]; 0 when none counts. */
+export function softmaxCrossEntropy(
+  logits: Float64Array,
+  targets: Int32Array,
+  vocab: number,
+  ignoreIndex: number,
+): number {
+  const logProbabilities = logSoftmax(logits, vocab);
+  let total = 0;
+  let count = 0;
+  targets.forEach((target, row) => {
+    if (target === ignoreIndex) return;
+    count++;
+    if (target >= 0 && target < vocab) total -= logProbabilities[row * vocab + target];
+  });
+  return count === 0 ? 0 : total / count;
+}
+
+/** One AdamW step on f32 parameters, in place; every stored value rounds to float32. */
+export function adamw(
+  p: Float64Array,
+  g: Float64Array,
+  m: Float64Array,
+  v: Float64Array,
+  spec: AdamWSpec,
+): void {
+  const { lr, beta1, beta2, eps, weightDecay, c1, c2 } = spec;
+  for (let i = 0; i < p.length; i++) {
+    m[i] = Math.fround(beta1 * m[i] + (1 - beta1) * g[i]);
+    v[i] = Math.fround(beta2 * v[i] + (1 - beta2) * g[i] * g[i]);
+    p[i] = Math.fround(p[i] * (1 - lr * weightDecay) - (lr * (m[i] / c1)) / (Math.sqrt(v[i] / c2) + eps));
+  }
+}

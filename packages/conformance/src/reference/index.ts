@@ -1,0 +1,1 @@
+export { ReferenceBackend } from './backend';
