@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+// Plants small, realistic bugs in copies of the CPU backend's kernels and asserts that the
+// conformance kit fails for each: a kit that cannot fail checks nothing. The repository's work
+// tree (without .git and node_modules) is copied to a scratch folder and installed there from
+// pnpm's store (offline); each mutation edits that copy, runs the conformance groups it
+// targets on the CPU backend (f32, WebAssembly SIMD, and f64, JavaScript), and is undone.
+// Prints which case caught which mutation; exits 1 if a mutation survives, the unmutated
+// baseline fails, or a mutation's target text is no longer in the source (so this cannot rot).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** Each mutation: one exact text replacement in one kernel file, and the conformance groups that must catch it. */
+const mutations = [
+  {
+    name: 'tanh scaled by 1.01',
+    file: 'packages/backend-cpu/src/unary.ts',
+    from: 'out[i] = Math.tanh(x[i]);',
+    to: 'out[i] = 1.01 * Math.tanh(x[i]);',
+    groups: ['tanh'],
+  },
+  {
+    name: 'softmax reads the next row',
+    file: 'packages/backend-cpu/src/fused/softmax.ts',
+    from: '    const o = r * cols;\n    let max',
+    to: '    const o = Math.min(r + 1, rows - 1) * cols;\n    let max',
+    groups: ['softmax', 'logSoftmax'],
+  },
+  {
+    name: 'matmul ignores transB (WebAssembly GEMM plan)',
+    file: 'packages/backend-cpu/src/wasm/matmul-plan.ts',
+    from: 'const [rsB, csB] = transB ? [1, k] : [n, 1];',
+    to: 'const [rsB, csB] = [n, 1];',
+    groups: ['matmul'],
+  },
+  {
+    name: 'matmul ignores transA (JavaScript kernel)',
+    file: 'packages/backend-cpu/src/matmul.ts',
+    from: 'const [rsA, csA] = transA ? [1, m] : [k, 1];',
+    to: 'const [rsA, csA] = [k, 1];',
+    groups: ['matmul'],
+  },
+  {
+    name: 'RoPE rotates the other way (sign of sin flipped)',
+    file: 'packages/backend-cpu/src/fused/rope.ts',
+    from: 'sin[p * half + i] = Math.sin(angle);',
+    to: 'sin[p * half + i] = -Math.sin(angle);',
+    groups: ['rope'],
+  },
+  {
+    name: 'causal mask shifted by one (each query sees the next key)',
+    file: 'packages/backend-cpu/src/fused/attention.ts',
+    from: 'Math.min(s, spec.offset + p + 1)',
+    to: 'Math.min(s, spec.offset + p + 2)',
+    groups: ['attention'],
+  },
+  {
+    name: 'KV offset off by one (each query misses its own key)',
+    file: 'packages/backend-cpu/src/fused/attention.ts',
+    from: 'Math.min(s, spec.offset + p + 1)',
+    to: 'Math.min(s, spec.offset + p)',
+    groups: ['attention'],
+  },
+  {
+    name: 'softmax row stride one element too long (WebAssembly SIMD kernel)',
+    file: 'packages/backend-cpu/src/wasm/softmax-kernel.ts',
+    from: "f.set(x, op('i32.add', x, rowBytes));",
+    to: "f.set(x, op('i32.add', x, op('i32.add', rowBytes, 4)));",
+    groups: ['softmax'],
+  },
+];
+
+function log(line) {
+  process.stdout.write(`${line}\n`);
+}
+
+/** A scratch copy of the work tree, installed from the local pnpm store. */
+function scratchCopy() {
+  const dir = mkdtempSync(join(tmpdir(), 'loom-mutation-'));
+  const skip = new Set(['.git', 'node_modules', '.turbo', 'dist', '.tools']);
+  cpSync(root, dir, {
+    recursive: true,
+    filter: (source) =>
+      !relative(root, source)
+        .split('/')
+        .some((part) => skip.has(part)),
+  });
+  execFileSync('pnpm', ['install', '--offline', '--frozen-lockfile', '--loglevel', 'error'], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return dir;
+}
+
+/** Runs the CPU conformance suites on the named groups; returns the failed cases' messages by group. */
+function runConformance(dir, groups) {
+  const report = join(dir, 'mutation-report.json');
+  const pattern = `^conformance: cpu( f64)? (${groups.join('|')})$`;
+  spawnSync(
+    'npx',
+    [
+      'vitest',
+      'run',
+      'test/cpu.test.ts',
+      'test/cpu-f64.test.ts',
+      '-t',
+      pattern,
+      '--reporter=json',
+      `--outputFile=${report}`,
+    ],
+    { cwd: join(dir, 'packages/conformance'), stdio: 'ignore', env: { ...process.env, CI: 'true' } },
+  );
+  if (!existsSync(report)) throw new Error('mutation check: vitest wrote no report');
+  const results = JSON.parse(readFileSync(report, 'utf8'));
+  rmSync(report);
+  const caught = [];
+  let ran = 0;
+  for (const file of results.testResults) {
+    for (const test of file.assertionResults) {
+      if (test.status === 'passed' || test.status === 'failed') ran++;
+      if (test.status !== 'failed') continue;
+      const message = (test.failureMessages[0] ?? '').split('\n')[0];
+      const kase = /^(?:AssertionError: )?([^:]+:[^:]+?):/.exec(message)?.[1] ?? message.slice(0, 80);
+      caught.push(`${test.fullName.replace(/^conformance: /, '')} — ${kase}`);
+    }
+  }
+  return { ran, caught };
+}
+
+const dir = scratchCopy();
+let failures = 0;
+try {
+  const allGroups = [...new Set(mutations.flatMap((m) => m.groups))];
+  const baseline = runConformance(dir, allGroups);
+  if (baseline.ran === 0 || baseline.caught.length > 0) {
+    log(
+      `baseline: ${baseline.ran} groups ran, ${baseline.caught.length} failed (${baseline.caught.join('; ')})`,
+    );
+    process.exit(1);
+  }
+  log(`baseline: the ${baseline.ran} targeted groups pass on cpu and cpu f64\n`);
+  log('| mutation | file | caught | by |');
+  log('|---|---|---|---|');
+  for (const m of mutations) {
+    const path = join(dir, m.file);
+    const original = readFileSync(path, 'utf8');
+    if (!original.includes(m.from)) {
+      log(`| ${m.name} | ${m.file} | ERROR | target text not found: update this mutation |`);
+      failures++;
+      continue;
+    }
+    writeFileSync(path, original.replace(m.from, m.to));
+    try {
+      const { caught } = runConformance(dir, m.groups);
+      if (caught.length === 0) failures++;
+      log(`| ${m.name} | ${m.file} | ${caught.length > 0 ? 'yes' : 'NO'} | ${caught.join('<br>') || '—'} |`);
+    } finally {
+      writeFileSync(path, original);
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+log(
+  failures === 0
+    ? '\nevery mutation was caught'
+    : `\n${failures} mutation(s) survived or could not be applied`,
+);
+process.exitCode = failures === 0 ? 0 : 1;
