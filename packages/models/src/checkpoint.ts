@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { commitFile, discardFile, type StagedFile, stageFile, syncDirectory } from './atomic-write';
 import { formatBytes } from './bytes';
 import type { ModelConfig } from './config';
-import { parseJson } from './json';
+import { statRegularFile, withFileSource } from './file-source';
+import { readSafetensorsFile } from './files';
+import { checkFiniteWeights } from './finite';
+import { readJsonFile } from './json-file';
 import { type FileRecord, loomConfigJsonText, parseLoomConfigJson } from './loom-config';
-import { parseSafetensors } from './safetensors/read';
 import { serializeSafetensors } from './safetensors/write';
 import type { NamedTensor, StoredTensor } from './tensor';
 import { validateTensors } from './validate';
@@ -110,26 +112,65 @@ export function saveCheckpoint(dir: string, checkpoint: CheckpointInput): void {
   syncDirectory(dir);
 }
 
-function readChecked(dir: string, name: string, record: FileRecord): Uint8Array {
-  const path = join(dir, name);
-  if (!existsSync(path) || !statSync(path).isFile()) {
+/** Bytes hashed per read while verifying a file. */
+const HASH_CHUNK_BYTES = 16 << 20;
+/** Text files of a checkpoint (tokenizer, trainer state) larger than this are refused. */
+const MAX_TEXT_BYTES = 512 << 20;
+
+/**
+ * The path of a file the manifest lists, after checking that it stays inside the checkpoint:
+ * only the file names a checkpoint has, never a path, and no symlink out of the directory.
+ */
+function manifestPath(dir: string, name: string, configPath: string): string {
+  const known: readonly string[] = Object.values(CHECKPOINT_FILES).filter(
+    (file) => file !== CHECKPOINT_FILES.config,
+  );
+  if (!known.includes(name)) {
     throw new Error(
-      `${path}: missing or not a file; ${join(dir, CHECKPOINT_FILES.config)} lists it (${formatBytes(record.bytes)}) — the checkpoint is incomplete`,
+      `${configPath}: its "files" manifest lists ${JSON.stringify(name)}; a checkpoint holds only ${known.join(', ')} — the config is corrupt or was tampered with`,
     );
   }
-  const bytes = readFileSync(path);
-  const problem =
-    bytes.length !== record.bytes
-      ? `expected ${formatBytes(record.bytes)} but the file holds ${bytes.length}`
-      : sha256(bytes) !== record.sha256
-        ? `expected SHA-256 ${record.sha256} but the contents hash to ${sha256(bytes)}`
-        : '';
-  if (problem !== '') {
+  const path = join(dir, name);
+  if (existsSync(path)) {
+    const inside = relative(realpathSync(dir), realpathSync(path));
+    if (inside !== name) {
+      throw new Error(
+        `${path}: resolves outside the checkpoint directory ${dir} (a symlink); refusing to read it`,
+      );
+    }
+  }
+  return path;
+}
+
+/** Checks a listed file's size (before reading) and SHA-256 (streamed) against its record. */
+function verifyFile(path: string, record: FileRecord): void {
+  if (!existsSync(path)) {
     throw new Error(
+      `${path}: missing; ${CHECKPOINT_FILES.config} beside it lists it (${formatBytes(record.bytes)}) — the checkpoint is incomplete`,
+    );
+  }
+  const { size } = statRegularFile(path, 'a checkpoint file');
+  const fail = (problem: string) =>
+    new Error(
       `${path}: ${problem} (recorded in ${CHECKPOINT_FILES.config}) — the file is corrupt or truncated, or a save was interrupted; use an earlier checkpoint`,
     );
-  }
-  return bytes;
+  if (size !== record.bytes) throw fail(`expected ${formatBytes(record.bytes)} but the file holds ${size}`);
+  const digest = withFileSource(path, 'a checkpoint file', (file) => {
+    const hash = createHash('sha256');
+    for (let at = 0; at < file.size; at += HASH_CHUNK_BYTES) {
+      hash.update(new Uint8Array(file.read(at, Math.min(file.size, at + HASH_CHUNK_BYTES))));
+    }
+    return hash.digest('hex');
+  });
+  if (digest !== record.sha256)
+    throw fail(`expected SHA-256 ${record.sha256} but the contents hash to ${digest}`);
+}
+
+function readText(path: string): string {
+  const { size } = statRegularFile(path, 'a checkpoint file');
+  if (size > MAX_TEXT_BYTES)
+    throw new Error(`${path}: ${size} bytes is too large (at most ${MAX_TEXT_BYTES})`);
+  return readFileSync(path, 'utf8');
 }
 
 /**
@@ -144,39 +185,34 @@ export function loadCheckpoint(dir: string): Checkpoint {
     );
   }
   const { config, files } = parseLoomConfigJson(
-    parseJson(readFileSync(configPath, 'utf8'), configPath),
+    readJsonFile(configPath, 'a checkpoint config.json'),
     configPath,
   );
-  const verified = new Map(
-    Object.entries(files).map(([name, record]) => [name, readChecked(dir, name, record)]),
+  const listed = new Map(
+    Object.entries(files).map(([name, record]) => [
+      name,
+      { path: manifestPath(dir, name, configPath), record },
+    ]),
   );
-  const read = (name: string) => verified.get(name);
-  const text = (bytes: Uint8Array | undefined) =>
-    bytes === undefined ? undefined : new TextDecoder().decode(bytes);
-  const modelPath = join(dir, CHECKPOINT_FILES.model);
-  const model = read(CHECKPOINT_FILES.model);
-  if (model === undefined) {
+  for (const { path, record } of listed.values()) verifyFile(path, record);
+  const pathOf = (name: string) => listed.get(name)?.path;
+  const modelPath = pathOf(CHECKPOINT_FILES.model);
+  if (modelPath === undefined) {
     throw new Error(
       `${configPath}: its "files" manifest does not list ${CHECKPOINT_FILES.model}; the config is corrupt`,
     );
   }
-  const checkpoint: Checkpoint = {
-    config,
-    tensors: validateTensors(config, parseSafetensors(model, modelPath).tensors, modelPath),
-  };
-  const tokenizerJson = text(read(CHECKPOINT_FILES.tokenizer));
-  if (tokenizerJson !== undefined) checkpoint.tokenizerJson = tokenizerJson;
-  const trainerTensors = read(CHECKPOINT_FILES.trainerTensors);
-  const trainerJson = text(read(CHECKPOINT_FILES.trainerJson));
+  const tensors = validateTensors(config, readSafetensorsFile(modelPath).tensors, modelPath);
+  checkFiniteWeights(tensors, modelPath);
+  const checkpoint: Checkpoint = { config, tensors };
+  const tokenizerPath = pathOf(CHECKPOINT_FILES.tokenizer);
+  if (tokenizerPath !== undefined) checkpoint.tokenizerJson = readText(tokenizerPath);
+  const trainerTensors = pathOf(CHECKPOINT_FILES.trainerTensors);
+  const trainerJson = pathOf(CHECKPOINT_FILES.trainerJson);
   if (trainerTensors !== undefined || trainerJson !== undefined) {
     checkpoint.extra = {};
-    if (trainerTensors !== undefined) {
-      checkpoint.extra.tensors = parseSafetensors(
-        trainerTensors,
-        join(dir, CHECKPOINT_FILES.trainerTensors),
-      ).tensors;
-    }
-    if (trainerJson !== undefined) checkpoint.extra.json = trainerJson;
+    if (trainerTensors !== undefined) checkpoint.extra.tensors = readSafetensorsFile(trainerTensors).tensors;
+    if (trainerJson !== undefined) checkpoint.extra.json = readText(trainerJson);
   }
   return checkpoint;
 }

@@ -1,7 +1,4 @@
-import { modelConfigProblems } from './config';
-import { headerToConfig, LLAMA2C_VERSIONED_MAGIC } from './llama2c/layout';
-import { readLlama2cHeader } from './llama2c/read';
-import { MAX_SAFETENSORS_HEADER_BYTES } from './safetensors/read';
+import { LLAMA2C_HEADER_BYTES, LLAMA2C_VERSIONED_MAGIC } from './llama2c/layout';
 
 /** The weight-file formats Loom reads. */
 export type ModelFileFormat = 'safetensors' | 'llama2c';
@@ -9,22 +6,31 @@ export type ModelFileFormat = 'safetensors' | 'llama2c';
 /** Header sizes above this are taken as a sign that the file is not a llama2.c checkpoint at all. */
 const LLAMA2C_PLAUSIBLE_MAX = 1 << 24;
 
+/** Bytes of a file's start that `detectModelFormat` looks at. */
+export const DETECT_BYTES = 64;
+
+/**
+ * An 8-byte little-endian header length below 2^32 followed by JSON text (`{`, or `[` for the
+ * wrong kind of header): the safetensors reader then says what is wrong with the header.
+ */
 function looksLikeSafetensors(bytes: Uint8Array): boolean {
-  if (bytes.length < 10) return false;
-  const headerBytes = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
-  return headerBytes >= 2 && headerBytes <= MAX_SAFETENSORS_HEADER_BYTES && bytes[8] === 0x7b;
+  if (bytes.length < 9) return false;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, 8);
+  return (
+    view.getUint32(4, true) === 0 && view.getUint32(0, true) >= 2 && (bytes[8] === 0x7b || bytes[8] === 0x5b)
+  );
 }
 
+/**
+ * The versioned magic, or a header of 7 int32 of plausible magnitude (zero and negative sizes
+ * included, so that the llama2.c reader names the bad field instead of a generic refusal).
+ */
 function looksLikeLlama2c(bytes: Uint8Array): boolean {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.length >= 8 && view.getInt32(0, true) === LLAMA2C_VERSIONED_MAGIC) return true;
-  try {
-    const header = readLlama2cHeader(bytes, 'model');
-    const sane = Object.values(header).every((value) => Math.abs(value) <= LLAMA2C_PLAUSIBLE_MAX);
-    return sane && modelConfigProblems(headerToConfig(header)).length === 0;
-  } catch {
-    return false;
-  }
+  if (bytes.length < LLAMA2C_HEADER_BYTES) return false;
+  for (let i = 0; i < 7; i++) if (Math.abs(view.getInt32(4 * i, true)) > LLAMA2C_PLAUSIBLE_MAX) return false;
+  return true;
 }
 
 /**

@@ -1,15 +1,15 @@
-import { readFileSync } from 'node:fs';
 import { type AtomicWriteOptions, writeFileAtomic } from './atomic-write';
 import type { ModelConfig } from './config';
-import { type Llama2cModel, parseLlama2c } from './llama2c/read';
+import { withFileSource } from './file-source';
+import { type Llama2cModel, readLlama2c } from './llama2c/read';
 import { serializeLlama2c } from './llama2c/write';
-import { parseSafetensors, type SafetensorsContents } from './safetensors/read';
+import { readSafetensors, type SafetensorsContents } from './safetensors/read';
 import { type SafetensorsWriteOptions, serializeSafetensors } from './safetensors/write';
 import type { NamedTensor, StoredTensor } from './tensor';
 
-/** Reads and parses a safetensors file; errors name the path. */
+/** Reads and parses a safetensors file (header first, then each tensor's range); errors name the path. */
 export function readSafetensorsFile(path: string): SafetensorsContents {
-  return parseSafetensors(readFileSync(path), path);
+  return withFileSource(path, 'a safetensors file', readSafetensors);
 }
 
 /** Writes tensors as a safetensors file, atomically (see `writeFileAtomic`). */
@@ -23,7 +23,7 @@ export function writeSafetensorsFile(
 
 /** Reads and parses a legacy llama2.c `.bin`; errors name the path. */
 export function readLlama2cFile(path: string): Llama2cModel {
-  return parseLlama2c(readFileSync(path), path);
+  return withFileSource(path, 'a llama2.c .bin', readLlama2c);
 }
 
 /** Writes a llama-preset model as a legacy llama2.c `.bin`, atomically. */

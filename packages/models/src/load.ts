@@ -1,10 +1,12 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { headOf } from './byte-source';
 import { CHECKPOINT_FILES, loadCheckpoint } from './checkpoint';
-import { detectModelFormat } from './detect';
-import { parseJson } from './json';
+import { DETECT_BYTES, detectModelFormat } from './detect';
+import { withFileSource } from './file-source';
+import { readJsonFile } from './json-file';
 import { isLoomConfigJson } from './loom-config';
-import { type LoadedModel, parseModel } from './parse-model';
+import { type LoadedModel, readModel } from './parse-model';
 
 const SHARD_INDEX = 'model.safetensors.index.json';
 
@@ -14,7 +16,6 @@ function loadLoomDirectory(dir: string): LoadedModel {
   if (checkpoint.tokenizerJson !== undefined) loaded.tokenizerJson = checkpoint.tokenizerJson;
   return loaded;
 }
-
 function readConfigBeside(path: string): unknown {
   const configPath = join(dirname(path), CHECKPOINT_FILES.config);
   if (!existsSync(configPath)) {
@@ -22,7 +23,7 @@ function readConfigBeside(path: string): unknown {
       `${path}: a safetensors file says nothing about the architecture; expected a config.json beside it (Hugging Face or Loom) but ${configPath} does not exist`,
     );
   }
-  return parseJson(readFileSync(configPath, 'utf8'), configPath);
+  return readJsonFile(configPath, 'a model config.json');
 }
 
 function weightsInDirectory(dir: string): string {
@@ -41,26 +42,28 @@ function weightsInDirectory(dir: string): string {
 /**
  * Loads a model from a weights file or a directory, recognising the format from the content: a llama2.c `.bin`;
  * a safetensors file with a Hugging Face (Llama, GPT-2) config.json beside it; or a Loom checkpoint (its directory
- * or its model.safetensors), whose files are checked against their recorded sizes and hashes. Every tensor is
- * validated against the config before it is returned.
+ * or its model.safetensors), whose files are checked against their recorded sizes and hashes. Only regular files
+ * are read; headers are checked against the file size before any tensor is read, tensors are read one at a time
+ * by position (no whole-file buffer, no 2 GiB limit), validated against the config, and checked to be finite.
  */
 export function loadModelFile(path: string): LoadedModel {
   if (!existsSync(path)) throw new Error(`${path}: no such file or directory`);
   if (statSync(path).isDirectory()) {
     const configPath = join(path, CHECKPOINT_FILES.config);
-    if (existsSync(configPath) && isLoomConfigJson(parseJson(readFileSync(configPath, 'utf8'), configPath))) {
+    if (existsSync(configPath) && isLoomConfigJson(readJsonFile(configPath, 'a model config.json'))) {
       return loadLoomDirectory(path);
     }
     return loadModelFile(weightsInDirectory(path));
   }
-  const bytes = readFileSync(path);
-  if (detectModelFormat(bytes) !== 'safetensors') return parseModel(bytes, undefined, path);
-  const configJson = readConfigBeside(path);
-  if (!isLoomConfigJson(configJson)) return parseModel(bytes, configJson, path);
-  if (basename(path) !== CHECKPOINT_FILES.model) {
-    throw new Error(
-      `${path}: sits in a Loom checkpoint directory, whose weights are ${CHECKPOINT_FILES.model}; pass the directory ${dirname(path)}`,
-    );
-  }
-  return loadLoomDirectory(dirname(path));
+  return withFileSource(path, 'a model file', (file) => {
+    if (detectModelFormat(headOf(file, DETECT_BYTES)) !== 'safetensors') return readModel(file, undefined);
+    const configJson = readConfigBeside(path);
+    if (!isLoomConfigJson(configJson)) return readModel(file, configJson);
+    if (basename(path) !== CHECKPOINT_FILES.model) {
+      throw new Error(
+        `${path}: sits in a Loom checkpoint directory, whose weights are ${CHECKPOINT_FILES.model}; pass the directory ${dirname(path)}`,
+      );
+    }
+    return loadLoomDirectory(dirname(path));
+  });
 }

@@ -1,10 +1,12 @@
+import { type ByteSource, headOf, memorySource } from './byte-source';
 import type { ModelConfig } from './config';
-import { detectModelFormat, unknownFormatError } from './detect';
+import { DETECT_BYTES, detectModelFormat, unknownFormatError } from './detect';
+import { checkFiniteWeights } from './finite';
 import { parseHfConfig } from './hf/config';
 import { fromHfTensors } from './hf/names';
-import { parseLlama2c } from './llama2c/read';
+import { readLlama2c } from './llama2c/read';
 import { isLoomConfigJson, parseLoomConfigJson } from './loom-config';
-import { parseSafetensors } from './safetensors/read';
+import { readSafetensors } from './safetensors/read';
 import type { NamedTensor } from './tensor';
 import { validateTensors } from './validate';
 
@@ -20,30 +22,50 @@ export interface LoadedModel {
   tokenizerJson?: string;
 }
 
-/**
- * Parses model weights from bytes (for example fetched in a browser), recognising the format from the content: a
- * llama2.c `.bin` needs nothing else; safetensors needs the parsed config.json that came with it, Hugging Face
- * (Llama, GPT-2) or Loom. Tensors are validated against the config. `source` names the weights in errors.
- */
-export function parseModel(weights: Uint8Array, configJson: unknown, source = 'model'): LoadedModel {
-  switch (detectModelFormat(weights)) {
+function readRecognised(file: ByteSource, configJson: unknown): LoadedModel {
+  const source = file.name;
+  const head = headOf(file, DETECT_BYTES);
+  switch (detectModelFormat(head)) {
     case 'llama2c':
-      return { format: 'llama2c', ...parseLlama2c(weights, source) };
+      return { format: 'llama2c', ...readLlama2c(file) };
     case 'safetensors': {
       if (configJson === undefined) {
         throw new Error(
           `${source}: a safetensors file says nothing about the architecture; pass the config.json (Hugging Face or Loom) that came with it`,
         );
       }
-      const { tensors } = parseSafetensors(weights, source);
+      // The config first: it is small, and a bad one is refused before any weight is read.
       if (isLoomConfigJson(configJson)) {
         const { config } = parseLoomConfigJson(configJson, `config.json of ${source}`);
-        return { format: 'loom', config, tensors: validateTensors(config, tensors, source) };
+        return {
+          format: 'loom',
+          config,
+          tensors: validateTensors(config, readSafetensors(file).tensors, source),
+        };
       }
       const config = parseHfConfig(configJson, `config.json of ${source}`);
-      return { format: 'hf', config, tensors: fromHfTensors(config, tensors, source) };
+      return { format: 'hf', config, tensors: fromHfTensors(config, readSafetensors(file).tensors, source) };
     }
     case undefined:
-      throw unknownFormatError(weights, source);
+      throw unknownFormatError(head, source);
   }
+}
+
+/**
+ * Reads model weights from a byte source, recognising the format from its first bytes; the
+ * header is checked before any tensor is read, and the weights are checked to be finite.
+ */
+export function readModel(file: ByteSource, configJson: unknown): LoadedModel {
+  const loaded = readRecognised(file, configJson);
+  checkFiniteWeights(loaded.tensors, file.name);
+  return loaded;
+}
+
+/**
+ * Parses model weights from bytes (for example fetched in a browser), recognising the format from the content: a
+ * llama2.c `.bin` needs nothing else; safetensors needs the parsed config.json that came with it, Hugging Face
+ * (Llama, GPT-2) or Loom. Tensors are validated against the config. `source` names the weights in errors.
+ */
+export function parseModel(weights: Uint8Array, configJson: unknown, source = 'model'): LoadedModel {
+  return readModel(memorySource(weights, source), configJson);
 }

@@ -104,7 +104,7 @@ describe('llama2.c checkpoints', () => {
 
   it('says how a truncated file or one with trailing bytes differs from its header', () => {
     expect(errorOf(() => parseLlama2c(stories.subarray(0, 1000), 'stories260K.bin'))).toBe(
-      'stories260K.bin: header says dim=64 hidden=172 layers=5 heads=8 kvHeads=4 vocab=512 seqLen=512, so expected 1056540 bytes but the file holds 1000 — the file is truncated',
+      'stories260K.bin: header says dim=64 hidden=172 layers=5 heads=8 kvHeads=4 vocab=512 seqLen=512, so expected 1056540 bytes but the file holds 1000 — the file is truncated, or the header is corrupt',
     );
     const longer = new Uint8Array(stories.length + 6);
     longer.set(stories);

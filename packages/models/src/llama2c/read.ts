@@ -1,4 +1,5 @@
-import { copyBytes, formatBytes } from '../bytes';
+import { type ByteSource, headOf, memorySource } from '../byte-source';
+import { formatBytes } from '../bytes';
 import { type ModelConfig, modelConfigProblems } from '../config';
 import { type NamedTensor, numel } from '../tensor';
 import {
@@ -7,7 +8,6 @@ import {
   LLAMA2C_HEADER_BYTES,
   LLAMA2C_VERSIONED_MAGIC,
   type Llama2cHeader,
-  llama2cFloatCount,
   llama2cLayout,
 } from './layout';
 
@@ -50,9 +50,19 @@ export function readLlama2cHeader(bytes: Uint8Array, source: string): Llama2cHea
   return header;
 }
 
-/** The exact size in bytes of the llama2.c checkpoint of a model of this config (RoPE tables included). */
+/**
+ * The exact size in bytes of the llama2.c checkpoint of a model of this config (RoPE tables
+ * included), by arithmetic alone: nothing is built, so a header claiming millions of layers
+ * costs nothing to refuse.
+ */
 export function llama2cFileBytes(config: ModelConfig): number {
-  return LLAMA2C_HEADER_BYTES + 4 * llama2cFloatCount(llama2cLayout(config));
+  const { dim, hiddenDim, vocabSize, numLayers, maxSeqLen } = config;
+  const headSize = dim / config.numHeads;
+  const kvDim = config.numKvHeads * headSize;
+  const perLayer = 2 * dim + 2 * dim * dim + 2 * kvDim * dim + 3 * hiddenDim * dim;
+  const classifier = config.tiedEmbeddings ? 0 : vocabSize * dim;
+  const floats = vocabSize * dim + numLayers * perLayer + dim + maxSeqLen * headSize + classifier;
+  return LLAMA2C_HEADER_BYTES + 4 * floats;
 }
 
 /**
@@ -61,7 +71,13 @@ export function llama2cFileBytes(config: ModelConfig): number {
  * size is checked exactly against the header before any tensor is read; the two legacy RoPE tables are skipped.
  */
 export function parseLlama2c(bytes: Uint8Array, source = 'model.bin'): Llama2cModel {
-  const header = readLlama2cHeader(bytes, source);
+  return readLlama2c(memorySource(bytes, source));
+}
+
+/** `parseLlama2c` over any byte source: the header first, then only the tensors' byte ranges. */
+export function readLlama2c(file: ByteSource): Llama2cModel {
+  const source = file.name;
+  const header = readLlama2cHeader(headOf(file, LLAMA2C_HEADER_BYTES), source);
   const config = headerToConfig(header);
   const problems = modelConfigProblems(config);
   if (problems.length > 0) {
@@ -70,13 +86,13 @@ export function parseLlama2c(bytes: Uint8Array, source = 'model.bin'): Llama2cMo
     );
   }
   const expected = llama2cFileBytes(config);
-  if (bytes.length !== expected) {
+  if (file.size !== expected) {
     const verdict =
-      bytes.length < expected
-        ? 'the file is truncated'
-        : `${formatBytes(bytes.length - expected)} too many — the header does not match the data, or it is not a legacy llama2.c export`;
+      file.size < expected
+        ? 'the file is truncated, or the header is corrupt'
+        : `${formatBytes(file.size - expected)} too many — the header does not match the data, or it is not a legacy llama2.c export`;
     throw new Error(
-      `${source}: header says ${describeHeader(header)}, so expected ${formatBytes(expected)} but the file holds ${bytes.length} — ${verdict}`,
+      `${source}: header says ${describeHeader(header)}, so expected ${formatBytes(expected)} but the file holds ${file.size} — ${verdict}`,
     );
   }
   const tensors: NamedTensor[] = [];
@@ -91,7 +107,7 @@ export function parseLlama2c(bytes: Uint8Array, source = 'model.bin'): Llama2cMo
       tensors.push({
         name,
         shape: [...segment.shape],
-        data: new Float32Array(copyBytes(bytes, offset, offset + size)),
+        data: new Float32Array(file.read(offset, offset + size)),
       });
       offset += size;
     }

@@ -1,4 +1,5 @@
-import { copyBytes, formatBytes } from '../bytes';
+import { type ByteSource, memorySource } from '../byte-source';
+import { formatBytes } from '../bytes';
 import { bf16ToF32, f16ToF32 } from '../half';
 import { describeJson, isJsonObject, parseJson } from '../json';
 import { DTYPE_BYTES, DTYPES, type DType, formatShape, numel, type StoredTensor } from '../tensor';
@@ -75,8 +76,8 @@ function readMetadata(value: unknown, source: string): Record<string, string> {
   return metadata;
 }
 
-function decode(bytes: Uint8Array, entry: Entry): StoredTensor {
-  const raw = copyBytes(bytes, entry.begin, entry.end);
+function decode(file: ByteSource, dataStart: number, entry: Entry): StoredTensor {
+  const raw = file.read(dataStart + entry.begin, dataStart + entry.end);
   const shape = [...entry.shape];
   switch (entry.dtype) {
     case 'F32':
@@ -97,26 +98,31 @@ function decode(bytes: Uint8Array, entry: Entry): StoredTensor {
  * overlaps, to the end of the file, each span `numel(shape) * bytes(dtype)` long.
  */
 export function parseSafetensors(bytes: Uint8Array, source = 'model.safetensors'): SafetensorsContents {
-  if (bytes.length < 8) {
+  return readSafetensors(memorySource(bytes, source));
+}
+
+/** `parseSafetensors` over any byte source: the header is read and checked first, then only the tensors' ranges. */
+export function readSafetensors(file: ByteSource): SafetensorsContents {
+  const source = file.name;
+  if (file.size < 8) {
     throw new Error(
-      `${source}: ${formatBytes(bytes.length)} is too short for a safetensors file (expected an 8-byte header length); the file is truncated`,
+      `${source}: ${formatBytes(file.size)} is too short for a safetensors file (expected an 8-byte header length); the file is truncated`,
     );
   }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headerBytes = Number(view.getBigUint64(0, true));
+  const headerBytes = Number(new DataView(file.read(0, 8)).getBigUint64(0, true));
   if (headerBytes > MAX_SAFETENSORS_HEADER_BYTES || headerBytes < 2) {
     throw new Error(
       `${source}: header length is ${headerBytes}; expected 2 to ${MAX_SAFETENSORS_HEADER_BYTES} bytes — ${WHAT_TO_DO}`,
     );
   }
-  if (8 + headerBytes > bytes.length) {
+  if (8 + headerBytes > file.size) {
     throw new Error(
-      `${source}: header length says ${formatBytes(headerBytes)} but the file holds only ${formatBytes(bytes.length - 8)} after it; the file is truncated`,
+      `${source}: header length says ${formatBytes(headerBytes)} but the file holds only ${formatBytes(file.size - 8)} after it; the file is truncated`,
     );
   }
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + headerBytes));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(file.read(8, 8 + headerBytes));
   } catch {
     throw new Error(`${source}: the ${headerBytes}-byte header is not UTF-8 text; ${WHAT_TO_DO}`);
   }
@@ -134,7 +140,7 @@ export function parseSafetensors(bytes: Uint8Array, source = 'model.safetensors'
   }
   entries.sort((a, b) => a.begin - b.begin || a.end - b.end);
   const dataStart = 8 + headerBytes;
-  const dataBytes = bytes.length - dataStart;
+  const dataBytes = file.size - dataStart;
   let expectedBegin = 0;
   for (const entry of entries) {
     const span = `data_offsets [${entry.begin}, ${entry.end}]`;
@@ -162,9 +168,8 @@ export function parseSafetensors(bytes: Uint8Array, source = 'model.safetensors'
       `${source}: the tensors end at byte ${expectedBegin} of the data but the file holds ${formatBytes(dataBytes)} of data; ${formatBytes(dataBytes - expectedBegin)} are not part of any tensor — ${WHAT_TO_DO}`,
     );
   }
-  const data = bytes.subarray(dataStart);
   return {
-    tensors: entries.map((entry) => decode(data, entry)),
+    tensors: entries.map((entry) => decode(file, dataStart, entry)),
     metadata,
     dtypes: new Map(entries.map((entry) => [entry.name, entry.dtype])),
   };
