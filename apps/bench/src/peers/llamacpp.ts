@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { sharedPeerFile } from '../shared-data';
+import { peerOutput } from './peer-output';
 
 const run = promisify(execFile);
 
@@ -8,11 +9,6 @@ const run = promisify(execFile);
 export interface PeerRate {
   readonly decodeTokensPerS: number;
   readonly prefillTokensPerS: number | undefined;
-}
-
-function numberField(object: object, key: string): number | undefined {
-  const value = key in object ? (object as Record<string, unknown>)[key] : undefined;
-  return typeof value === 'number' && value > 0 ? value : undefined;
 }
 
 /**
@@ -33,14 +29,12 @@ export async function llamaCppRate(
   const args = [script, '--from', from, '--model', gguf, '--threads', String(threads)];
   args.push('--tokens', String(tokens), '--prefill', String(prefill));
   const { stdout } = await run(process.execPath, args, { maxBuffer: 16 << 20 });
-  const line = stdout.trim().split('\n').at(-1) ?? '';
-  const parsed: unknown = JSON.parse(line);
-  const decode =
-    typeof parsed === 'object' && parsed !== null ? numberField(parsed, 'decode_tokens_per_s') : undefined;
-  if (decode === undefined || typeof parsed !== 'object' || parsed === null) {
+  const output = peerOutput(stdout);
+  const decode = output.positive('decode_tokens_per_s');
+  if (decode === undefined) {
     throw new Error(
-      `bench generate --llama-cpp: the peer printed no decode_tokens_per_s: ${line.slice(0, 200)}`,
+      `bench generate --llama-cpp: the peer printed no decode_tokens_per_s: ${output.line.slice(0, 200)}`,
     );
   }
-  return { decodeTokensPerS: decode, prefillTokensPerS: numberField(parsed, 'prefill_tokens_per_s') };
+  return { decodeTokensPerS: decode, prefillTokensPerS: output.positive('prefill_tokens_per_s') };
 }

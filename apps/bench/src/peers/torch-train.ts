@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { sharedPeerFile } from '../shared-data';
+import { peerOutput } from './peer-output';
 
 const run = promisify(execFile);
 
@@ -22,15 +23,11 @@ export async function torchTrainMs(): Promise<number> {
   }
   const args = [env, '/usr/bin/python3', script, '--bench-only', String(TORCH_ITERATIONS)];
   const { stdout } = await run('bash', args, { maxBuffer: 16 << 20 });
-  const line = stdout.trim().split('\n').at(-1) ?? '';
-  const parsed: unknown = JSON.parse(line);
-  const ms =
-    typeof parsed === 'object' && parsed !== null && 'ms_per_iter_median' in parsed
-      ? parsed.ms_per_iter_median
-      : undefined;
-  if (typeof ms !== 'number' || !(ms > 0)) {
+  const output = peerOutput(stdout);
+  const ms = output.positive('ms_per_iter_median');
+  if (ms === undefined) {
     throw new Error(
-      `bench train --vs-torch: torch_char_gpt.py printed no ms_per_iter_median: ${line.slice(0, 200)}`,
+      `bench train --vs-torch: torch_char_gpt.py printed no ms_per_iter_median: ${output.line.slice(0, 200)}`,
     );
   }
   return ms;
