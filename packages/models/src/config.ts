@@ -36,20 +36,43 @@ export function kvDim(config: ModelConfig): number {
   return config.numKvHeads * headDim(config);
 }
 
+/** The integer sizes of a config. */
+export type ConfigSize =
+  | 'vocabSize'
+  | 'dim'
+  | 'numLayers'
+  | 'numHeads'
+  | 'numKvHeads'
+  | 'hiddenDim'
+  | 'maxSeqLen';
+
+/**
+ * The largest value Loom accepts for each size: far above any released model (the largest have a vocabulary of
+ * about 256K, width 16384, 53248 hidden, 126 layers, 10M positions), and small enough that every size a config
+ * implies (parameter counts, tensor bytes, a whole-context KV cache) is an exact safe integer, and that a hostile
+ * header is refused before Loom builds a list of its tensors.
+ */
+export const CONFIG_LIMITS: Readonly<Record<ConfigSize, number>> = {
+  vocabSize: 2 ** 24,
+  dim: 2 ** 16,
+  numLayers: 2 ** 12,
+  numHeads: 2 ** 16,
+  numKvHeads: 2 ** 16,
+  hiddenDim: 2 ** 19,
+  maxSeqLen: 2 ** 27,
+};
+
 /** Why a config does not describe a model Loom can build (empty when it does). */
 export function modelConfigProblems(config: ModelConfig): string[] {
   const problems: string[] = [];
-  const positive = (key: keyof ModelConfig, value: number) => {
+  for (const key of Object.keys(CONFIG_LIMITS) as ConfigSize[]) {
+    const value = config[key];
     if (!Number.isInteger(value) || value < 1)
       problems.push(`${key} must be a positive integer, got ${value}`);
-  };
-  positive('vocabSize', config.vocabSize);
-  positive('dim', config.dim);
-  positive('numLayers', config.numLayers);
-  positive('numHeads', config.numHeads);
-  positive('numKvHeads', config.numKvHeads);
-  positive('hiddenDim', config.hiddenDim);
-  positive('maxSeqLen', config.maxSeqLen);
+    else if (value > CONFIG_LIMITS[key]) {
+      problems.push(`${key}=${value} is over Loom's limit of ${CONFIG_LIMITS[key]}`);
+    }
+  }
   if (!(config.normEps > 0 && Number.isFinite(config.normEps))) {
     problems.push(`normEps must be a positive number, got ${config.normEps}`);
   }

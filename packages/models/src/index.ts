@@ -8,6 +8,8 @@ export {
   saveCheckpoint,
 } from './checkpoint';
 export {
+  CONFIG_LIMITS,
+  type ConfigSize,
   checkModelConfig,
   describeConfig,
   headDim,
@@ -17,6 +19,7 @@ export {
   type ModelPreset,
 } from './config';
 export { detectModelFormat, type ModelFileFormat } from './detect';
+export { type DirectoryLock, LOCK_FILE, type LockHolder, type LockOptions, lockDirectory } from './dir-lock';
 export { readLlama2cFile, readSafetensorsFile, writeLlama2cFile, writeSafetensorsFile } from './files';
 export { parseHfConfig, toHfConfig } from './hf/config';
 export { fromHfTensors, toHfTensors } from './hf/names';

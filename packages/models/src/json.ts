@@ -36,9 +36,17 @@ export function readString(value: unknown, source: string, key: string): string 
   return value;
 }
 
-export function readInteger(value: unknown, source: string, key: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    jsonFail(source, key, `an integer >= ${min}`, value);
+/** An integer from `min` to `max` (inclusive). */
+export function readInteger(
+  value: unknown,
+  source: string,
+  key: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    jsonFail(source, key, `an integer ${range}`, value);
   }
   return value;
 }

@@ -1,4 +1,4 @@
-import { checkModelConfig, MODEL_PRESETS, type ModelConfig } from './config';
+import { CONFIG_LIMITS, type ConfigSize, checkModelConfig, MODEL_PRESETS, type ModelConfig } from './config';
 import {
   isJsonObject,
   type JsonObject,
@@ -78,7 +78,7 @@ export function parseLoomConfigJson(json: unknown, source = 'config.json'): Loom
       `${source}: checkpoint version ${version} is newer than this Loom reads (${LOOM_CHECKPOINT_VERSION}); update Loom`,
     );
   }
-  const int = (key: string) => readInteger(object[key], source, key, 1);
+  const int = (key: ConfigSize) => readInteger(object[key], source, key, 1, CONFIG_LIMITS[key]);
   const config: ModelConfig = {
     preset: readChoice(object.preset, MODEL_PRESETS, source, 'preset'),
     vocabSize: int('vocabSize'),

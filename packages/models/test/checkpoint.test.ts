@@ -132,7 +132,7 @@ describe('Loom checkpoints', () => {
     const json = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...json, dim: 'eight' }));
     expect(errorOf(() => loadCheckpoint(dir))).toMatch(
-      /config\.json: key "dim": expected an integer >= 1, found "eight"/,
+      /config\.json: key "dim": expected an integer from 1 to 65536, found "eight"/,
     );
     writeFileSync(join(dir, 'config.json'), JSON.stringify(json));
     rmSync(join(dir, 'tokenizer.json'));

@@ -102,10 +102,10 @@ describe('Hugging Face config.json', () => {
   it('names the file, the key, what was expected and what was found', () => {
     const { hidden_size: _hidden, ...noHidden } = llamaJson;
     expect(errorOf(() => parseHfConfig(noHidden, 'tiny/config.json'))).toBe(
-      'tiny/config.json: key "hidden_size": expected an integer >= 1, found nothing',
+      'tiny/config.json: key "hidden_size": expected an integer from 1 to 65536, found nothing',
     );
     expect(errorOf(() => parseHfConfig({ ...gpt2Json, n_head: '12' }, 'c.json'))).toBe(
-      'c.json: key "n_head": expected an integer >= 1, found "12"',
+      'c.json: key "n_head": expected an integer from 1 to 65536, found "12"',
     );
     expect(errorOf(() => parseHfConfig({ ...llamaJson, rms_norm_eps: -1 }, 'c.json'))).toBe(
       'c.json: key "rms_norm_eps": expected a positive number, found -1',

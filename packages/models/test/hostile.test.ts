@@ -23,11 +23,11 @@ function llama2cHeader(values: readonly number[], body: number): Uint8Array {
 }
 
 describe('hostile and broken model files', () => {
-  it('refuses a llama2.c header claiming 16,000,000 layers in 1 MB by arithmetic, at once', () => {
+  it('refuses a llama2.c header claiming 16,000,000 layers in 1 MB by its limits, at once', () => {
     const bytes = llama2cHeader([288, 768, 16_000_000, 6, 6, 32000, 256], 1 << 20);
     const start = performance.now();
     expect(errorOf(() => parseModel(bytes, undefined, 'huge.bin'))).toMatch(
-      /^huge\.bin: header says dim=288 hidden=768 layers=16000000 .*so expected \d+ bytes but the file holds 1048604 — the file is truncated/,
+      /^huge\.bin: header says dim=288 hidden=768 layers=16000000 .*numLayers=16000000 is over Loom's limit of 4096/,
     );
     expect(performance.now() - start).toBeLessThan(1000);
   });
@@ -55,6 +55,39 @@ describe('hostile and broken model files', () => {
     );
     expect(errorOf(() => parseModel(header('{}', 200_000_000), config, 'b.safetensors'))).toMatch(
       /b\.safetensors: header length is 200000000; expected 2 to 100000000 bytes/,
+    );
+  });
+
+  it.each([
+    ['num_hidden_layers', 16_000_000, 'from 1 to 4096'],
+    ['max_position_embeddings', 2e9, 'from 1 to 134217728'],
+    ['hidden_size', 2 ** 40, 'from 1 to 65536'],
+    ['vocab_size', 1e12, 'from 1 to 16777216'],
+  ])(
+    'refuses a config.json whose %s is %d by its limit, naming the file and key, before building anything',
+    (key, value, range) => {
+      const weights = serializeSafetensors(toHfTensors(tinyLlama, randomModel(tinyLlama)));
+      const config = { ...toHfConfig(tinyLlama), [key]: value };
+      const start = performance.now();
+      expect(errorOf(() => parseModel(weights, config, 'm.safetensors'))).toBe(
+        `config.json of m.safetensors: key "${key}": expected an integer ${range}, found ${value}`,
+      );
+      expect(performance.now() - start).toBeLessThan(1000);
+    },
+  );
+
+  it('refuses a Loom checkpoint config or llama2.c header over the limits by name', () => {
+    const dir = tempDir();
+    saveCheckpoint(dir, { config: tinyLlama, tensors: randomModel(tinyLlama) });
+    const configPath = join(dir, 'config.json');
+    const json = JSON.parse(readFileSync(configPath, 'utf8'));
+    writeFileSync(configPath, JSON.stringify({ ...json, numLayers: 1e6 }));
+    expect(errorOf(() => loadCheckpoint(dir))).toMatch(
+      /config\.json: key "numLayers": expected an integer from 1 to 4096, found 1000000/,
+    );
+    const header = llama2cHeader([288, 768, 5000, 6, 6, 32000, 256], 64);
+    expect(errorOf(() => parseModel(header, undefined, 'long.bin'))).toMatch(
+      /long\.bin: .*numLayers=5000 is over Loom's limit of 4096/,
     );
   });
 

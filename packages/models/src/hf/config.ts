@@ -1,4 +1,4 @@
-import { checkModelConfig, type ModelConfig } from '../config';
+import { CONFIG_LIMITS, type ConfigSize, checkModelConfig, type ModelConfig } from '../config';
 import {
   describeJson,
   type JsonObject,
@@ -35,10 +35,15 @@ function refuse(source: string, key: string, found: unknown, why: string): never
   throw new Error(`${source}: key "${key}" is ${describeJson(found)}; ${why}`);
 }
 
+/** Reads the integer `key`, a Loom `size`, within Loom's limit for it. */
+function sizeReader(json: JsonObject, source: string) {
+  return (key: string, size: ConfigSize) => readInteger(json[key], source, key, 1, CONFIG_LIMITS[size]);
+}
+
 function llamaConfig(json: JsonObject, source: string): ModelConfig {
-  const int = (key: string) => readInteger(json[key], source, key, 1);
-  const numHeads = int('num_attention_heads');
-  const dim = int('hidden_size');
+  const int = sizeReader(json, source);
+  const numHeads = int('num_attention_heads', 'numHeads');
+  const dim = int('hidden_size', 'dim');
   if (!absent(json.rope_scaling)) {
     refuse(
       source,
@@ -68,13 +73,13 @@ function llamaConfig(json: JsonObject, source: string): ModelConfig {
   }
   return {
     preset: 'llama',
-    vocabSize: int('vocab_size'),
+    vocabSize: int('vocab_size', 'vocabSize'),
     dim,
-    numLayers: int('num_hidden_layers'),
+    numLayers: int('num_hidden_layers', 'numLayers'),
     numHeads,
-    numKvHeads: absent(json.num_key_value_heads) ? numHeads : int('num_key_value_heads'),
-    hiddenDim: int('intermediate_size'),
-    maxSeqLen: int('max_position_embeddings'),
+    numKvHeads: absent(json.num_key_value_heads) ? numHeads : int('num_key_value_heads', 'numKvHeads'),
+    hiddenDim: int('intermediate_size', 'hiddenDim'),
+    maxSeqLen: int('max_position_embeddings', 'maxSeqLen'),
     normEps: absent(json.rms_norm_eps)
       ? LLAMA_DEFAULT_RMS_NORM_EPS
       : readPositiveNumber(json.rms_norm_eps, source, 'rms_norm_eps'),
@@ -89,21 +94,21 @@ function llamaConfig(json: JsonObject, source: string): ModelConfig {
 }
 
 function gpt2Config(json: JsonObject, source: string): ModelConfig {
-  const int = (key: string) => readInteger(json[key], source, key, 1);
-  const dim = int('n_embd');
-  const numHeads = int('n_head');
+  const int = sizeReader(json, source);
+  const dim = int('n_embd', 'dim');
+  const numHeads = int('n_head', 'numHeads');
   if (!absent(json.activation_function)) {
     readChoice(json.activation_function, ['gelu_new', 'gelu_pytorch_tanh'], source, 'activation_function');
   }
   return {
     preset: 'gpt2',
-    vocabSize: int('vocab_size'),
+    vocabSize: int('vocab_size', 'vocabSize'),
     dim,
-    numLayers: int('n_layer'),
+    numLayers: int('n_layer', 'numLayers'),
     numHeads,
     numKvHeads: numHeads,
-    hiddenDim: absent(json.n_inner) ? 4 * dim : int('n_inner'),
-    maxSeqLen: int('n_positions'),
+    hiddenDim: absent(json.n_inner) ? 4 * dim : int('n_inner', 'hiddenDim'),
+    maxSeqLen: int('n_positions', 'maxSeqLen'),
     normEps: absent(json.layer_norm_epsilon)
       ? GPT2_DEFAULT_LAYER_NORM_EPS
       : readPositiveNumber(json.layer_norm_epsilon, source, 'layer_norm_epsilon'),
