@@ -306,6 +306,13 @@ const FLAGS: readonly Flag[] = [
     set: (onNonfinite) => ({ onNonfinite }),
     get: (o) => o.onNonfinite,
   }),
+  int('max-skipped-steps', {
+    help: 'with --on-nonfinite skip: fail the run when it drops more updates than this in all',
+    min: 0,
+    onResume: adjustable,
+    set: (maxSkippedSteps) => ({ maxSkippedSteps }),
+    get: (o) => o.maxSkippedSteps,
+  }),
   int('sample-tokens', {
     help: 'tokens to generate after training; 0: none',
     min: 0,

@@ -12,6 +12,8 @@ export interface CliContext {
 
 /** Exit status of an interrupted run, as shells report Ctrl-C. */
 export const EXIT_INTERRUPTED = 130;
+/** Exit status of a run ended by SIGTERM, as shells report it. */
+export const EXIT_TERMINATED = 143;
 
 /** The `pnpm train` command: parses the flags, trains, and returns the exit status. */
 export async function main(argv: readonly string[], io: TrainIO, context: CliContext): Promise<number> {

@@ -1,4 +1,4 @@
-import { EXIT_INTERRUPTED, main } from './cli';
+import { EXIT_INTERRUPTED, EXIT_TERMINATED, main } from './cli';
 
 const controller = new AbortController();
 process.once('SIGINT', () => {
@@ -6,6 +6,8 @@ process.once('SIGINT', () => {
   controller.abort();
   process.once('SIGINT', () => process.exit(EXIT_INTERRUPTED));
 });
+// SIGTERM ends the run at once; exiting this way (not by the signal's default) releases the --out lock.
+process.once('SIGTERM', () => process.exit(EXIT_TERMINATED));
 
 const status = await main(
   process.argv.slice(2),

@@ -49,6 +49,8 @@ export interface TrainOptions {
   /** Checkpoint directory to continue from. */
   readonly resume: string | undefined;
   readonly onNonfinite: NonFinitePolicy;
+  /** Most updates `onNonfinite: 'skip'` may drop over the whole run; one more fails it. */
+  readonly maxSkippedSteps: number;
   readonly sampleTokens: number;
   /** 0 samples greedily. */
   readonly temperature: number;
@@ -94,6 +96,7 @@ export function defaultOptions(out: string): TrainOptions {
     out,
     resume: undefined,
     onNonfinite: 'stop',
+    maxSkippedSteps: 10,
     sampleTokens: 300,
     temperature: 0.8,
     prompt: undefined,

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AutodiffBackend } from '@loom/autograd';
-import { writeFileAtomic } from '@loom/models';
+import { lockDirectory, writeFileAtomic } from '@loom/models';
 import { AdamW, makeConfig, TransformerLM, warmupCosine } from '@loom/nn';
 import { setBackend, type Tensor } from '@loom/tensor';
 import { optionsToArgs } from './args';
@@ -10,6 +10,7 @@ import { type Batch, trainBatches } from './batches';
 import { loadRun, type SavedRun, saveRun } from './checkpoint';
 import { type Corpus, loadCorpus } from './corpus';
 import { buildTokenizer, type Dataset, encodeDataset } from './dataset';
+import { lossProblem } from './divergence';
 import { evalBatches, meanLoss } from './evaluate';
 import { formatDuration, formatLoss } from './format';
 import type { TrainIO } from './io';
@@ -27,7 +28,10 @@ import type { TrainerState } from './trainer-state';
 /** Files a run writes beside its checkpoint. */
 export const RUN_FILES = { log: 'train-log.jsonl', lossCurve: 'loss.svg' } as const;
 
-/** A step's loss or gradient norm was not finite and the run was told to stop. */
+/**
+ * The run stopped on a non-finite step (--on-nonfinite stop, or more skipped steps than --max-skipped-steps),
+ * or it ended with a non-finite or diverged loss, so its final checkpoint was not saved.
+ */
 export class NonFiniteError extends Error {
   override readonly name = 'NonFiniteError';
 }
@@ -63,7 +67,8 @@ function checkSameData(corpus: Corpus, saved: SavedRun): void {
 /**
  * Trains a language model as `given` (command-line options) says, or continues the run in
  * `given.resume`; writes checkpoints, the JSON-lines log and the loss curve to the output
- * directory, then prints a sample. Relative defaults resolve against `baseDir`.
+ * directory, then prints a sample. Relative defaults resolve against `baseDir`. The output
+ * directory is locked for the run: a second trainer on it is refused, naming this one.
  */
 export async function train(
   given: GivenOptions,
@@ -74,6 +79,28 @@ export async function train(
   const sessionStart = performance.now();
   const saved = given.resume === undefined ? undefined : loadRun(given.resume);
   const options = resolveOptions(given, baseDir, saved?.state.args);
+  const lock = lockDirectory(options.out, {
+    holderName: 'another trainer',
+    remedy: 'wait for it or pick another --out',
+    onStaleTakeover: (stale) =>
+      io.stderr.write(
+        `${options.out}: taking over the lock of pid ${stale.pid} (started ${stale.startedAt}), which no longer runs\n`,
+      ),
+  });
+  try {
+    return await trainLocked(options, saved, sessionStart, io, hooks);
+  } finally {
+    lock.release();
+  }
+}
+
+async function trainLocked(
+  options: TrainOptions,
+  saved: SavedRun | undefined,
+  sessionStart: number,
+  io: TrainIO,
+  hooks: TrainHooks,
+): Promise<TrainResult> {
   const corpus = loadCorpus(options.data);
   if (saved) checkSameData(corpus, saved);
   const tokenizer =
@@ -225,7 +252,8 @@ class Session {
       const last = this.step === o.iters;
       if (last || (o.evalEvery > 0 && this.step % o.evalEvery === 0)) await this.#evaluate();
       const interrupted = this.hooks.signal?.aborted === true;
-      if (last || interrupted || (o.ckptEvery > 0 && this.step % o.ckptEvery === 0)) await this.#checkpoint();
+      if (last || interrupted || (o.ckptEvery > 0 && this.step % o.ckptEvery === 0))
+        await this.#saveIfFit(last);
       if (interrupted && !last) return this.#end('interrupted');
       await nextTick();
     }
@@ -243,33 +271,73 @@ class Session {
     return this.#elapsedBefore + performance.now() - this.#start;
   }
 
-  /** Stops the run (the default) or counts the skipped step; the update was not applied either way. */
+  /**
+   * Stops the run (the default) or counts the skipped step, stopping it once more than
+   * --max-skipped-steps were skipped; the update was not applied either way.
+   */
   #nonFinite(record: StepRecord): void {
-    const what = `loss ${formatLoss(record.loss)}, gradient norm ${formatLoss(record.gradNorm)}`;
-    if (this.options.onNonfinite === 'skip') {
-      this.#skipped++;
-      this.#progress.note(
-        `step ${record.step}: non-finite ${what}; update skipped (${this.#skipped} so far)`,
+    const o = this.options;
+    const what = `non-finite loss ${formatLoss(record.loss)}, gradient norm ${formatLoss(record.gradNorm)}`;
+    if (o.onNonfinite === 'stop') {
+      this.#fail(
+        `step ${record.step}: ${what}. The update was not applied and the run stopped`,
+        'Lower --lr (or --clip), or pass --on-nonfinite skip to drop such steps and go on',
       );
-      return;
     }
+    this.#skipped++;
+    if (this.#skipped > o.maxSkippedSteps) {
+      this.#fail(
+        `step ${record.step}: ${what}; that makes ${this.#skipped} skipped updates, more than --max-skipped-steps ${o.maxSkippedSteps}, so the run stopped`,
+        'Lower --lr (or --clip), or raise --max-skipped-steps if such steps are rare',
+      );
+    }
+    this.#progress.note(
+      `step ${record.step}: ${what}; update skipped (${this.#skipped} of at most ${o.maxSkippedSteps})`,
+    );
+  }
+
+  /** Ends the log and throws a NonFiniteError: `message`, where the last checkpoint is, and `advice`. */
+  #fail(message: string, advice: string): never {
     this.#progress.finish();
     this.#log.append({ type: 'end', step: this.step, reason: 'nonfinite', elapsedMs: this.#elapsedMs() });
     this.#writeLossCurve();
-    const checkpoint =
-      this.#lastCheckpoint === undefined
-        ? 'no checkpoint was saved'
-        : `the last checkpoint (step ${this.#lastCheckpoint}) is in ${this.options.out}`;
-    throw new NonFiniteError(
-      `step ${record.step}: non-finite ${what}. The update was not applied and the run stopped; ${checkpoint}. ` +
-        'Lower --lr (or --clip), or pass --on-nonfinite skip to drop such steps and go on',
-    );
+    throw new NonFiniteError(`${message}; ${this.#kept()}. ${advice}`);
+  }
+
+  /** Where the last checkpoint is. */
+  #kept(): string {
+    return this.#lastCheckpoint === undefined
+      ? 'no checkpoint was saved'
+      : `the last checkpoint (step ${this.#lastCheckpoint}) is in ${this.options.out}`;
+  }
+
+  /**
+   * Why the weights must not be saved now — the latest evaluation (of the weights as they are,
+   * at the end of a run) or the latest step's training loss (of the weights before its update)
+   * is non-finite or diverged (see lossProblem) — or undefined when they may be.
+   */
+  #unfitToSave(): string | undefined {
+    const vocabSize = this.dataset.tokenizer.vocabSize;
+    const evaluation = this.evals.at(-1);
+    if (evaluation !== undefined) {
+      const splits = [
+        ['validation', evaluation.valLoss],
+        ['training', evaluation.trainLoss],
+      ] as const;
+      for (const [split, loss] of splits) {
+        const problem = lossProblem(loss, vocabSize);
+        if (problem) return `the ${split} loss of the evaluation at step ${evaluation.step} ${problem}`;
+      }
+    }
+    const step = this.steps.at(-1);
+    const stepProblem = step === undefined ? undefined : lossProblem(step.loss, vocabSize);
+    return stepProblem === undefined ? undefined : `the training loss of step ${this.step} ${stepProblem}`;
   }
 
   async #evaluate(): Promise<void> {
     const trainLoss = await meanLoss(this.model, this.#evalTrain);
     const valLoss = await meanLoss(this.model, this.#evalVal);
-    const best = this.#bestValLoss === null || valLoss < this.#bestValLoss;
+    const best = Number.isFinite(valLoss) && (this.#bestValLoss === null || valLoss < this.#bestValLoss);
     if (best) this.#bestValLoss = valLoss;
     const record: EvalRecord = { type: 'eval', step: this.step, trainLoss, valLoss };
     this.evals.push(record);
@@ -278,6 +346,22 @@ class Session {
       `step ${this.step}: train loss ${formatLoss(trainLoss)}, val loss ${formatLoss(valLoss)}${best ? ' (best)' : ''}`,
     );
     this.#writeLossCurve();
+  }
+
+  /**
+   * Saves a checkpoint unless the losses say the weights are unfit (see #unfitToSave): then it
+   * notes that the last good checkpoint stays, or, at the last step, fails the run.
+   */
+  async #saveIfFit(last: boolean): Promise<void> {
+    const problem = this.#unfitToSave();
+    if (problem === undefined) return this.#checkpoint();
+    if (last) {
+      this.#fail(
+        `step ${this.step}: the final checkpoint was not saved: ${problem}`,
+        'Lower --lr (or --clip) and train again',
+      );
+    }
+    this.#progress.note(`step ${this.step}: checkpoint not saved: ${problem}; ${this.#kept()}`);
   }
 
   async #checkpoint(): Promise<void> {

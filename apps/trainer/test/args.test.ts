@@ -28,6 +28,8 @@ describe('parseArgs', () => {
         '/abs/run',
         '--on-nonfinite',
         'skip',
+        '--max-skipped-steps',
+        '3',
         '--prompt',
         'ROMEO:',
       ]),
@@ -40,6 +42,7 @@ describe('parseArgs', () => {
       beta2: 0.99,
       out: '/abs/run',
       onNonfinite: 'skip',
+      maxSkippedSteps: 3,
       prompt: 'ROMEO:',
     });
     expect(parseArgs(['--help'], '/').kind).toBe('help');
@@ -62,6 +65,7 @@ describe('parseArgs', () => {
       [['--dim', '64', '--dim', '32'], /--dim is given twice/],
       [['data.txt'], /unexpected argument "data.txt"/],
       [['--prompt', ''], /--prompt: expected some text/],
+      [['--max-skipped-steps', '-1'], /--max-skipped-steps: expected an integer >= 0, got -1/],
     ];
     for (const [argv, message] of cases) {
       expect(() => parseArgs(argv, '/'), argv.join(' ')).toThrow(UsageError);
