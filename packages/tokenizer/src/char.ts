@@ -22,6 +22,8 @@ export interface CharTokenizerOptions {
   /** Text of the special token that is BOS (it must be in `specialTokens`). */
   readonly bos?: string;
   readonly eos?: string;
+  /** Names the vocabulary in error messages (a file, when loaded from one). Default `'CharTokenizer'`. */
+  readonly source?: string;
 }
 
 const REPLACEMENT = 0xfffd;
@@ -63,6 +65,7 @@ export class CharTokenizer extends SpecialTokenBase implements Tokenizer {
     super();
     this.unknown = options.unknown ?? 'error';
     this.characters = characters;
+    const source = options.source ?? 'CharTokenizer';
     characters.forEach((char, id) => {
       const codePoint = char.codePointAt(0);
       if (
@@ -71,12 +74,12 @@ export class CharTokenizer extends SpecialTokenBase implements Tokenizer {
         (codePoint >= 0xd800 && codePoint <= 0xdfff)
       ) {
         throw new Error(
-          `CharTokenizer: vocabulary entry ${id} is ${JSON.stringify(char)}; expected exactly one Unicode character`,
+          `${source}: vocabulary entry ${id} is ${JSON.stringify(char)}; expected exactly one Unicode character`,
         );
       }
       if (this.idOfCodePoint(codePoint) >= 0) {
         throw new Error(
-          `CharTokenizer: character ${JSON.stringify(char)} is listed twice (ids ${this.idOfCodePoint(codePoint)} and ${id})`,
+          `${source}: character ${JSON.stringify(char)} is listed twice (ids ${this.idOfCodePoint(codePoint)} and ${id})`,
         );
       }
       if (codePoint > 0xffff) this.astralIds.set(codePoint, id);
@@ -90,7 +93,7 @@ export class CharTokenizer extends SpecialTokenBase implements Tokenizer {
       const token = specialTokens.find((special) => special.text === text);
       if (token === undefined) {
         throw new Error(
-          `CharTokenizer: ${role} ${JSON.stringify(text)} is not one of the special tokens; add it to specialTokens`,
+          `${source}: ${role} ${JSON.stringify(text)} is not one of the special tokens; add it to specialTokens`,
         );
       }
       return token.id;
@@ -99,7 +102,7 @@ export class CharTokenizer extends SpecialTokenBase implements Tokenizer {
       specialTokens,
       roleId('bos', options.bos),
       roleId('eos', options.eos),
-      'CharTokenizer',
+      source,
     );
     this.vocabSize = characters.length + specialTokens.length;
     this.texts = [...characters, ...specialTexts];

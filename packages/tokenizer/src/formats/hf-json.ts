@@ -61,22 +61,24 @@ export function tokenizerFromHfJson(json: unknown, options: HfJsonOptions = {}):
   const specialTokens: SpecialToken[] = [];
   const addedTokens =
     root.added_tokens === undefined ? [] : readArray(root.added_tokens, source, 'added_tokens');
+  const vocab = readObject(model.vocab, source, 'model.vocab');
+  // Ids number the entries from 0; bounding them by the entry count keeps the id table as small as the file.
+  const maxId = Object.keys(vocab).length + addedTokens.length - 1;
   addedTokens.forEach((entry, index) => {
     const path = `added_tokens[${index}]`;
     const added = readObject(entry, source, path);
     specialTokens.push({
       text: readString(added.content, source, `${path}.content`),
-      id: readInteger(added.id, source, `${path}.id`),
+      id: readInteger(added.id, source, `${path}.id`, 0, maxId),
     });
   });
   const specialIds = new Map(specialTokens.map((token) => [token.text, token.id]));
 
-  const vocab = readObject(model.vocab, source, 'model.vocab');
   const tokens: (Uint8Array | null)[] = [];
   const idOfToken = new Map<string, number>();
   for (const [token, value] of Object.entries(vocab)) {
     const path = `model.vocab[${JSON.stringify(token)}]`;
-    const id = readInteger(value, source, path);
+    const id = readInteger(value, source, path, 0, maxId);
     idOfToken.set(token, id);
     if (specialIds.get(token) === id) continue;
     const bytes = unicodeToBytes(token);

@@ -31,9 +31,21 @@ export function readString(value: unknown, source: string, path: string): string
   return value;
 }
 
-export function readInteger(value: unknown, source: string, path: string, min = 0): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    fail(source, path, `an integer >= ${min}`, value);
+/** An integer from `min` to `max` (inclusive). */
+export function readInteger(
+  value: unknown,
+  source: string,
+  path: string,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    fail(
+      source,
+      path,
+      max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`,
+      value,
+    );
   }
   return value;
 }

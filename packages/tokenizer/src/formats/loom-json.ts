@@ -102,6 +102,7 @@ function readCharJson(root: JsonObject, source: string): CharTokenizer {
     specialTokens: specials.map((token) => token.text),
     bos: textOf('bos'),
     eos: textOf('eos'),
+    source,
   });
 }
 
