@@ -76,7 +76,7 @@ describe('Hugging Face tokenizer.json', () => {
     };
     expect(
       malformed((j) => {
-        j.model!.vocab = { ...(j.model!.vocab as object), 'a b': 300 };
+        j.model!.vocab = { ...(j.model!.vocab as object), 'a b': 259 };
       }),
     ).toThrow(
       'bad.json: key "model.vocab["a b"]": character U+0020 at index 1 is outside GPT-2\'s byte-to-unicode alphabet',
@@ -85,7 +85,13 @@ describe('Hugging Face tokenizer.json', () => {
       malformed((j) => {
         j.model!.vocab = { ...(j.model!.vocab as object), zz: 'x' };
       }),
-    ).toThrow('bad.json: key "model.vocab["zz"]": expected an integer >= 0, got "x"');
+    ).toThrow('bad.json: key "model.vocab["zz"]": expected an integer from 0 to 259, got "x"');
+    // Ids number the entries: one far beyond them would size the id table by a hostile file.
+    expect(
+      malformed((j) => {
+        j.model!.vocab = { ...(j.model!.vocab as object), zz: 1e8 };
+      }),
+    ).toThrow('bad.json: key "model.vocab["zz"]": expected an integer from 0 to 259, got 100000000');
     expect(
       malformed((j) => {
         j.model!.merges = ['Ġ t', 'oops'];
