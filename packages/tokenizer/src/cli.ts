@@ -5,6 +5,7 @@ import { type CliCommand, type CliInput, parseArgs, parseIds, USAGE, UsageError 
 import { progressBar } from './cli/progress';
 import { loadTokenizer } from './formats/detect';
 import type { Tokenizer } from './tokenizer';
+import { findInvalidUtf8, utf8Decode } from './utf8';
 
 /** pnpm runs scripts inside the package; user paths are relative to where pnpm was invoked (INIT_CWD). */
 function userPath(path: string): string {
@@ -20,8 +21,23 @@ function readUserFile(path: string, what: string): Buffer {
   }
 }
 
+/** The text of a UTF-8 file; invalid sequences are an error, or read as U+FFFD with `replaceInvalid`. */
+function readTextFile(path: string, what: string, replaceInvalid: boolean): string {
+  const bytes = readUserFile(path, what);
+  const invalid = replaceInvalid ? undefined : findInvalidUtf8(bytes);
+  if (invalid !== undefined) {
+    const sequences =
+      invalid.count === 1 ? '1 invalid byte sequence' : `${invalid.count} invalid byte sequences`;
+    throw new Error(
+      `${what} ${path}: not valid UTF-8 (${sequences}, the first at byte offset ${invalid.offset}); ` +
+        'save it as UTF-8, or pass --replace-invalid to read each invalid sequence as U+FFFD',
+    );
+  }
+  return utf8Decode(bytes);
+}
+
 function readInput(input: CliInput): string {
-  return input.kind === 'text' ? input.text : readUserFile(input.path, '--file').toString('utf8');
+  return input.kind === 'text' ? input.text : readTextFile(input.path, '--file', input.replaceInvalid);
 }
 
 function openTokenizer(path: string): Tokenizer {
@@ -49,7 +65,7 @@ function run(command: CliCommand): void {
       return;
     }
     case 'train': {
-      const text = readUserFile(command.data, '--data').toString('utf8');
+      const text = readTextFile(command.data, '--data', command.replaceInvalid);
       const start = performance.now();
       const tokenizer = trainBpe(text, {
         vocabSize: command.vocabSize,

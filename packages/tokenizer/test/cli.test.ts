@@ -97,6 +97,29 @@ describe('pnpm tokenize', () => {
     expect(JSON.parse(ids)).toEqual(trained.encode('To be, or not to be'));
   });
 
+  it('rejects a file that is not UTF-8, naming the byte offset, and reads it with --replace-invalid', () => {
+    // "Once été" saved as Latin-1, then FF: three invalid sequences, at bytes 5, 7 and 8.
+    writeFileSync(
+      join(scratch, 'latin1.txt'),
+      Uint8Array.from([...Buffer.from('Once '), 0xe9, 0x74, 0xe9, 0xff]),
+    );
+    const bad = tokenize(['--tokenizer', tok512, '--file', 'latin1.txt']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toBe(
+      'tokenize: --file latin1.txt: not valid UTF-8 (3 invalid byte sequences, the first at byte offset 5); ' +
+        'save it as UTF-8, or pass --replace-invalid to read each invalid sequence as U+FFFD\n',
+    );
+    const expected = loadTokenizer(readFileSync(tok512)).encode('Once \ufffdt\ufffd\ufffd');
+    expect(ok(['--tokenizer', tok512, '--no-bos', '--replace-invalid', '--file', 'latin1.txt'])).toBe(
+      expected.join(' '),
+    );
+    const train = tokenize(['train', '--data', 'latin1.txt', '--vocab-size', '300', '--out', 'x.json']);
+    expect(train.stderr).toContain('tokenize: --data latin1.txt: not valid UTF-8 (3 invalid byte sequences');
+    const text = tokenize(['--tokenizer', tok512, '--replace-invalid', '--text', 'x']);
+    expect(text.status).toBe(2);
+    expect(text.stderr).toContain('--replace-invalid applies to --file; leave it out with --text');
+  });
+
   it('explains bad flags and bad input', () => {
     const bogus = tokenize(['--tokenizer', r50k, '--bogus']);
     expect(bogus.status).toBe(2);

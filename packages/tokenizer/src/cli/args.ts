@@ -1,7 +1,7 @@
-/** Where the CLI reads its input: literal text or a file. */
+/** Where the CLI reads its input: literal text or a file (which must be UTF-8 unless `replaceInvalid`). */
 export type CliInput =
   | { readonly kind: 'text'; readonly text: string }
-  | { readonly kind: 'file'; readonly path: string };
+  | { readonly kind: 'file'; readonly path: string; readonly replaceInvalid: boolean };
 
 export type CliCommand =
   | { readonly kind: 'help' }
@@ -15,7 +15,13 @@ export type CliCommand =
       readonly parseSpecial: boolean;
     }
   | { readonly kind: 'decode'; readonly tokenizer: string; readonly input: CliInput; readonly json: boolean }
-  | { readonly kind: 'train'; readonly data: string; readonly vocabSize: number; readonly out: string };
+  | {
+      readonly kind: 'train';
+      readonly data: string;
+      readonly replaceInvalid: boolean;
+      readonly vocabSize: number;
+      readonly out: string;
+    };
 
 export const USAGE = `usage:
   pnpm tokenize --tokenizer PATH [--json] [--no-bos] [--parse-special] (--text TEXT | --file PATH)
@@ -28,7 +34,9 @@ export const USAGE = `usage:
 PATH may be a tiktoken rank file, a Hugging Face tokenizer.json, a llama2.c tokenizer.bin or a Loom
 tokenizer JSON; the format is recognised from the content. With a llama2.c tokenizer BOS is prepended,
 as llama2.c's run.c does (--no-bos to omit). --parse-special turns special-token text such as
-<|endoftext|> into its id; by default it is encoded as plain text.`;
+<|endoftext|> into its id; by default it is encoded as plain text. A --file or --data that is not
+valid UTF-8 is an error naming the byte offset of the first invalid sequence; add --replace-invalid
+to read each invalid sequence as U+FFFD instead.`;
 
 /** A command-line mistake; the CLI prints it with the usage. */
 export class UsageError extends Error {}
@@ -43,12 +51,14 @@ const ENCODE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   '--decode': { takesValue: false },
   '--no-bos': { takesValue: false },
   '--parse-special': { takesValue: false },
+  '--replace-invalid': { takesValue: false },
 };
 
 const TRAIN_FLAGS: Readonly<Record<string, FlagSpec>> = {
   '--data': { takesValue: true },
   '--vocab-size': { takesValue: true },
   '--out': { takesValue: true },
+  '--replace-invalid': { takesValue: false },
 };
 
 /** Reads `--flag value` / `--flag=value` / `--switch` arguments into a map, rejecting unknown or repeated flags. */
@@ -92,7 +102,10 @@ function readInput(flags: Map<string, string>): CliInput {
   const file = flags.get('--file');
   if ((text === undefined) === (file === undefined))
     throw new UsageError('give exactly one of --text TEXT or --file PATH');
-  return text !== undefined ? { kind: 'text', text } : { kind: 'file', path: file! };
+  const replaceInvalid = flags.has('--replace-invalid');
+  if (text === undefined) return { kind: 'file', path: file!, replaceInvalid };
+  if (replaceInvalid) throw new UsageError('--replace-invalid applies to --file; leave it out with --text');
+  return { kind: 'text', text };
 }
 
 /** Parses the CLI's arguments (without `node` and the script; a leading `--` from pnpm is ignored). */
@@ -108,7 +121,13 @@ export function parseArgs(argv: readonly string[]): CliCommand {
         `--vocab-size: expected an integer of at least 257 (256 bytes + <|endoftext|>), got ${JSON.stringify(sizeText)}`,
       );
     }
-    return { kind: 'train', data: required(flags, '--data'), vocabSize, out: required(flags, '--out') };
+    return {
+      kind: 'train',
+      data: required(flags, '--data'),
+      replaceInvalid: flags.has('--replace-invalid'),
+      vocabSize,
+      out: required(flags, '--out'),
+    };
   }
   const flags = readFlags(args, ENCODE_FLAGS);
   const tokenizer = required(flags, '--tokenizer');

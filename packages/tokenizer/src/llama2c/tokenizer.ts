@@ -1,13 +1,14 @@
 import { ByteSink } from '../byte-sink';
 import { base64Encode } from '../formats/base64';
 import type { Llama2cTokenizerJson } from '../formats/loom-json';
-import { Heap } from '../heap';
 import { checkId } from '../ids';
 import { SpecialTokenBase } from '../special-token-base';
 import { SpecialTokenSet } from '../special-tokens';
 import type { SpecialToken, Tokenizer } from '../tokenizer';
 import { bytesKey, utf8Decode, utf8DecodeStrict, utf8Encode } from '../utf8';
 import type { Llama2cVocab } from './format';
+import { ScoredMerges } from './merges';
+import { SegmentedMerge } from './segments';
 
 /** llama2.c's fixed ids. */
 const UNK = 0;
@@ -19,36 +20,10 @@ export const LLAMA2C_SPECIAL_TOKENS: readonly SpecialToken[] = [
   { text: '</s>', id: EOS },
 ];
 
-/** run.c starts its best score at -1e10, so a merge scoring at or below it never happens. */
-const MIN_SCORE = -1e10;
-
 const BYTE_PIECE = /^<0x([0-9A-Fa-f]{2})>$/;
 
-/** The UTF-8 bytes of one code point as a one-char-per-byte key (a lone surrogate counts as U+FFFD). */
-function codePointKey(codePoint: number): string {
-  if (codePoint < 0x80) return String.fromCharCode(codePoint);
-  if (codePoint >= 0xd800 && codePoint <= 0xdfff) codePoint = 0xfffd;
-  if (codePoint < 0x800) return String.fromCharCode(0xc0 | (codePoint >> 6), 0x80 | (codePoint & 63));
-  if (codePoint < 0x10000) {
-    return String.fromCharCode(
-      0xe0 | (codePoint >> 12),
-      0x80 | ((codePoint >> 6) & 63),
-      0x80 | (codePoint & 63),
-    );
-  }
-  return String.fromCharCode(
-    0xf0 | (codePoint >> 18),
-    0x80 | ((codePoint >> 12) & 63),
-    0x80 | ((codePoint >> 6) & 63),
-    0x80 | (codePoint & 63),
-  );
-}
-
-interface Candidate {
-  readonly score: number;
-  readonly left: number;
-  readonly merged: number;
-}
+/** The lead-byte marker of a UTF-8 sequence, by the number of continuation bytes after it. */
+const UTF8_LEAD = [0, 0xc0, 0xe0, 0xf0];
 
 /**
  * The tokenizer of llama2.c checkpoints (SentencePiece BPE with scores), behaving as llama2.c's `run.c`:
@@ -56,6 +31,9 @@ interface Candidate {
  *   `<0xXX>` byte tokens when the character is not in the vocabulary, then repeatedly the adjacent pair whose
  *   merged piece has the highest score (leftmost on ties) is merged. With `specialTokens: 'parse'` each stretch of
  *   text between special tokens gets the leading space, as SentencePiece's legacy mode does.
+ *   The merging runs word by word where the vocabulary allows it (see {@link SegmentedMerge}), each part with a heap
+ *   (O(m log m) for m tokens), so encoding takes time and scratch memory linear in the text for text made of words,
+ *   with the same result as run.c's quadratic loop.
  * - decode: byte tokens become their byte, a piece right after BOS loses its leading space, and BOS/EOS (control
  *   tokens) produce no text.
  */
@@ -66,11 +44,13 @@ export class Llama2cTokenizer extends SpecialTokenBase implements Tokenizer {
   protected readonly specials: SpecialTokenSet;
   private readonly pieces: readonly Uint8Array[];
   private readonly scores: Float32Array;
-  private readonly keys: string[];
   private readonly idOfKey = new Map<string, number>();
+  /** The id of each code point that is a piece on its own. */
+  private readonly charIds = new Map<number, number>();
   private readonly byteIds = new Int32Array(256).fill(-1);
   /** The byte a `<0xXX>` token stands for, else -1. */
   private readonly byteOf: Int16Array;
+  private readonly segments: SegmentedMerge;
 
   constructor(
     vocab: Llama2cVocab,
@@ -87,10 +67,16 @@ export class Llama2cTokenizer extends SpecialTokenBase implements Tokenizer {
       );
     }
     this.specials = new SpecialTokenSet(LLAMA2C_SPECIAL_TOKENS, BOS, EOS, source);
-    this.keys = vocab.pieces.map(bytesKey);
+    const keys = vocab.pieces.map(bytesKey);
     this.byteOf = new Int16Array(this.vocabSize).fill(-1);
-    this.keys.forEach((key, id) => {
-      if (!this.idOfKey.has(key)) this.idOfKey.set(key, id);
+    keys.forEach((key, id) => {
+      if (!this.idOfKey.has(key)) {
+        this.idOfKey.set(key, id);
+        const text = utf8DecodeStrict(this.pieces[id]);
+        const codePoint = text?.codePointAt(0);
+        if (codePoint !== undefined && String.fromCodePoint(codePoint) === text)
+          this.charIds.set(codePoint, id);
+      }
       const byte = BYTE_PIECE.exec(key);
       if (byte !== null) {
         const value = Number.parseInt(byte[1], 16);
@@ -98,6 +84,7 @@ export class Llama2cTokenizer extends SpecialTokenBase implements Tokenizer {
         if (this.byteIds[value] < 0) this.byteIds[value] = id;
       }
     });
+    this.segments = new SegmentedMerge(keys, new ScoredMerges(keys, this.idOfKey, this.scores));
   }
 
   override get bos(): number {
@@ -170,62 +157,33 @@ export class Llama2cTokenizer extends SpecialTokenBase implements Tokenizer {
         `${this.source}: the vocabulary has no " " piece, which llama2.c prepends to the text; this tokenizer cannot encode`,
       );
     }
-    const ids: number[] = [space];
+    this.segments.start(space);
     for (let i = 0; i < text.length; ) {
-      const codePoint = text.codePointAt(i)!;
+      let codePoint = text.codePointAt(i)!;
       i += codePoint > 0xffff ? 2 : 1;
-      const key = codePointKey(codePoint);
-      const id = this.idOfKey.get(key);
-      if (id !== undefined) {
-        ids.push(id);
-        continue;
-      }
-      for (let b = 0; b < key.length; b++) {
-        const byte = key.charCodeAt(b);
-        const byteId = this.byteIds[byte];
-        if (byteId < 0) {
-          const hex = byte.toString(16).toUpperCase().padStart(2, '0');
-          throw new Error(
-            `${this.source}: no <0x${hex}> byte token to encode ${JSON.stringify(String.fromCodePoint(codePoint))}; the vocabulary lacks byte fallback`,
-          );
-        }
-        ids.push(byteId);
-      }
+      if (codePoint >= 0xd800 && codePoint <= 0xdfff) codePoint = 0xfffd;
+      const id = this.charIds.get(codePoint);
+      if (id !== undefined) this.segments.push(id, out);
+      else this.pushBytes(codePoint, out);
     }
-    this.merge(ids, out);
+    this.segments.flush(out);
   }
 
-  /** Merges by score with a heap over a linked list: O(n log n) instead of run.c's O(n^2), same result. */
-  private merge(ids: number[], out: number[]): void {
-    const n = ids.length;
-    const next = new Int32Array(n);
-    const prev = new Int32Array(n);
-    const removed = new Uint8Array(n);
-    for (let i = 0; i < n; i++) {
-      next[i] = i + 1;
-      prev[i] = i - 1;
+  /** Byte fallback: the `<0xXX>` tokens of the code point's UTF-8 bytes. */
+  private pushBytes(codePoint: number, out: number[]): void {
+    const tail = codePoint < 0x80 ? 0 : codePoint < 0x800 ? 1 : codePoint < 0x10000 ? 2 : 3;
+    this.pushByte(UTF8_LEAD[tail] | (codePoint >> (6 * tail)), codePoint, out);
+    for (let k = tail - 1; k >= 0; k--) this.pushByte(0x80 | ((codePoint >> (6 * k)) & 63), codePoint, out);
+  }
+
+  private pushByte(byte: number, codePoint: number, out: number[]): void {
+    const id = this.byteIds[byte];
+    if (id < 0) {
+      const hex = byte.toString(16).toUpperCase().padStart(2, '0');
+      throw new Error(
+        `${this.source}: no <0x${hex}> byte token to encode ${JSON.stringify(String.fromCodePoint(codePoint))}; the vocabulary lacks byte fallback`,
+      );
     }
-    const heap = new Heap<Candidate>((a, b) => a.score > b.score || (a.score === b.score && a.left < b.left));
-    const offer = (left: number, right: number): void => {
-      const merged = this.idOfKey.get(this.keys[ids[left]] + this.keys[ids[right]]);
-      if (merged !== undefined && this.scores[merged] > MIN_SCORE)
-        heap.push({ score: this.scores[merged], left, merged });
-    };
-    for (let i = 0; i + 1 < n; i++) offer(i, i + 1);
-    for (let top = heap.pop(); top !== undefined; top = heap.pop()) {
-      const { left, merged } = top;
-      const right = next[left];
-      // Skip candidates made stale by an earlier merge.
-      if (removed[left] || right >= n) continue;
-      if (this.idOfKey.get(this.keys[ids[left]] + this.keys[ids[right]]) !== merged) continue;
-      ids[left] = merged;
-      removed[right] = 1;
-      const after = next[right];
-      next[left] = after;
-      if (after < n) prev[after] = left;
-      if (prev[left] >= 0) offer(prev[left], left);
-      if (after < n) offer(left, after);
-    }
-    for (let i = 0; i < n; i = next[i]) out.push(ids[i]);
+    this.segments.push(id, out);
   }
 }
