@@ -1,3 +1,5 @@
+import { defineConfig, mergeConfig } from 'vitest/config';
 import { loomVitest } from '../../vitest.shared';
 
-export default loomVitest;
+/** `--expose-gc`: a test checks that a cache dropped without `dispose()` is freed once collected. */
+export default mergeConfig(loomVitest, defineConfig({ test: { execArgv: ['--expose-gc'] } }));

@@ -10,6 +10,8 @@ export type Command =
       readonly tokenizer: string | undefined;
       readonly prompt: string;
       readonly maxTokens: number;
+      /** Positions of the KV cache; undefined sizes it for the prompt plus maxTokens. */
+      readonly context: number | undefined;
       readonly temperature: number;
       readonly topK: number;
       readonly topP: number;
@@ -27,6 +29,7 @@ export const USAGE = `usage: pnpm generate --model PATH --prompt TEXT [options]
   --tokenizer PATH          tokenizer file (default: the checkpoint's own, or tokenizer.json / tokenizer.bin beside the model)
   --prompt TEXT             text to continue (default: empty, which llama2.c models start from BOS)
   --max-tokens N            new tokens at most (default 256; generation also stops at EOS or a full context)
+  --context N               positions of the KV cache, at most the model's maximum (default: the prompt plus --max-tokens)
   --temperature T           0 is greedy (default 1)
   --top-k K                 keep the K likeliest tokens; 0 is off (default 0)
   --top-p P                 nucleus sampling, in (0, 1]; 1 is off (default 0.9)
@@ -55,6 +58,12 @@ function numberFlag(flag: string, value: string, integer: boolean): number {
   return parsed;
 }
 
+function positiveFlag(flag: string, value: string): number {
+  const parsed = numberFlag(flag, value, true);
+  if (parsed < 1) throw new UsageError(`${flag}: expected a positive integer, got ${JSON.stringify(value)}`);
+  return parsed;
+}
+
 /** Parses the arguments after `pnpm generate` (a leading `--` is ignored). */
 export function parseArgs(argv: readonly string[]): Command {
   const values = new Map<string, string>();
@@ -73,6 +82,7 @@ export function parseArgs(argv: readonly string[]): Command {
       '--tokenizer',
       '--prompt',
       '--max-tokens',
+      '--context',
       '--temperature',
       '--top-k',
       '--top-p',
@@ -100,12 +110,14 @@ export function parseArgs(argv: readonly string[]): Command {
     return value === undefined ? fallback : numberFlag(flag, value, integer);
   };
   const seed = values.get('--seed');
+  const context = values.get('--context');
   return {
     kind: 'generate',
     model,
     tokenizer: values.get('--tokenizer'),
     prompt: values.get('--prompt') ?? '',
     maxTokens: number('--max-tokens', 256, true),
+    context: context === undefined ? undefined : positiveFlag('--context', context),
     temperature: number('--temperature', 1),
     topK: number('--top-k', 0, true),
     topP: number('--top-p', 0.9),

@@ -1,11 +1,12 @@
 import { basename } from 'node:path';
 import { loadModelFile, transformerFromTensors } from '@loom/models';
-import { type GenerationStats, TextGenerator } from '@loom/runtime';
+import { type GenerationStats, MemoryLimitError, TextGenerator } from '@loom/runtime';
 import { SamplerConfigError } from '@loom/sampler';
 import { setBackend } from '@loom/tensor';
 import { loadTokenizer, type Tokenizer } from '@loom/tokenizer';
 import { type Command, parseArgs, USAGE, UsageError } from './args';
 import { createBackend } from './backend';
+import { contextFor, contextTooLarge, maxSeqLenSource } from './context';
 import { existingUserPath, readUserFile, tokenizerBeside } from './paths';
 
 /** Where the CLI writes, and the environment it reads (INIT_CWD). */
@@ -67,24 +68,34 @@ async function generate(command: GenerateCommand, io: CliIo): Promise<void> {
   const modelPath = existingUserPath('--model', command.model, io.env);
   const loaded = loadModelFile(modelPath);
   const tokenizer = openTokenizer(command, modelPath, loaded.tokenizerJson, io);
-  const backend = await createBackend(command.backend);
+  const { backend, limits } = await createBackend(command.backend);
   setBackend(backend);
   const model = transformerFromTensors(loaded, command.model);
-  const generator = new TextGenerator(model, tokenizer);
+  const generator = new TextGenerator(model, tokenizer, { limits });
   const seed = command.seed ?? Date.now() % 2 ** 31;
   const prompt = generator.encode(command.prompt);
-  const events = generator.generate(prompt, {
-    sampling: {
-      temperature: command.temperature,
-      topK: command.topK,
-      topP: command.topP,
-      minP: command.minP,
-      repetitionPenalty: command.repetitionPenalty,
-      seed,
-    },
-    stop: { maxNewTokens: command.maxTokens, stopStrings: command.stop },
-    signal: io.signal,
-  });
+  const { maxSeqLen } = model.config;
+  const source = maxSeqLenSource(loaded, modelPath);
+  let events: ReturnType<TextGenerator['generate']>;
+  try {
+    events = generator.generate(prompt, {
+      sampling: {
+        temperature: command.temperature,
+        topK: command.topK,
+        topP: command.topP,
+        minP: command.minP,
+        repetitionPenalty: command.repetitionPenalty,
+        seed,
+      },
+      stop: { maxNewTokens: command.maxTokens, stopStrings: command.stop },
+      signal: io.signal,
+      context: contextFor(command, prompt.length, maxSeqLen, source),
+    });
+  } catch (error) {
+    model.dispose();
+    if (!(error instanceof MemoryLimitError)) throw error;
+    throw contextTooLarge(error, command, prompt.length, maxSeqLen, source);
+  }
   if (!command.json) io.stdout(tokenizer.decode(prompt));
   for await (const event of events) {
     if (!command.json) io.stdout(event.text);

@@ -6,3 +6,4 @@ export {
 } from './inference-memory';
 export { KVCache, type KVCacheModelShape, type KVCacheOptions, type KVPair } from './kv-cache';
 export { type KVCacheSize, kvCacheBytes } from './kv-cache-bytes';
+export { checkMemoryLimits, describeBytes, MemoryLimitError, type MemoryLimits } from './memory-limits';

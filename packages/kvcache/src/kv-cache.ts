@@ -35,6 +35,11 @@ function checkCount(name: string, value: number, min: number): number {
   return value;
 }
 
+/** Frees the storage of caches that were garbage-collected without `dispose()`. */
+const dropped = new FinalizationRegistry<readonly Tensor[]>((storage) => {
+  for (const t of storage) t.dispose();
+});
+
 /**
  * Keys and values of every layer on a backend, preallocated as [batch, capacity, numKvHeads, headDim] per layer
  * (only the key/value heads: grouped-query attention shrinks the cache by numHeads / numKvHeads). It is the
@@ -44,6 +49,8 @@ function checkCount(name: string, value: number, min: number): number {
  * `update` returns views of the whole preallocated storage, [batch, capacity, numKvHeads, headDim], not a copy of
  * the filled prefix: causal attention with the query offset `SelfAttention` passes sees only keys s ≤ offset + t,
  * so the positions past the new ones are never read, and no step copies the prefix.
+ *
+ * Call `dispose()` when done; a cache garbage-collected without it frees its storage then, as a backstop.
  */
 export class KVCache {
   readonly numLayers: number;
@@ -79,10 +86,19 @@ export class KVCache {
     this.batch = checkCount('batch', options.batch ?? 1, 1);
     this.backend = options.backend ?? getBackend();
     const shape = [this.batch, this.capacity, this.numKvHeads, this.headDim]; // [B, capacity, Hkv, hd]
-    const make = () => keep(zeros(shape, { backend: this.backend }));
-    this.#keys = Array.from({ length: this.numLayers }, make);
-    this.#values = Array.from({ length: this.numLayers }, make);
+    const storage: Tensor[] = [];
+    try {
+      for (let i = 0; i < 2 * this.numLayers; i++) {
+        storage.push(keep(zeros(shape, { backend: this.backend }))); // keys of every layer, then values
+      }
+    } catch (error) {
+      for (const t of storage) t.dispose();
+      throw error;
+    }
+    this.#keys = storage.slice(0, this.numLayers);
+    this.#values = storage.slice(this.numLayers);
     this.#lengths = new Array<number>(this.numLayers).fill(0);
+    dropped.register(this, storage, this);
   }
 
   /** Positions stored in every layer. */
@@ -152,6 +168,7 @@ export class KVCache {
 
   /** Frees the storage; the cache cannot be used afterwards. */
   dispose(): void {
+    dropped.unregister(this);
     for (const t of [...this.#keys, ...this.#values]) t.dispose();
   }
 

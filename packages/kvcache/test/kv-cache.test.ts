@@ -122,6 +122,20 @@ describe('KVCache', () => {
     expect(backend.liveCount()).toBe(before);
   });
 
+  it('frees the storage of a cache dropped without dispose once it is collected', async () => {
+    if (!gc) throw new Error('run the tests with node --expose-gc (vitest.config.ts passes it)');
+    const before = backend.liveCount();
+    const allocate = () => new KVCache(shape).bytes();
+    expect(allocate()).toBeGreaterThan(0);
+    expect(backend.liveCount()).toBe(before + 2 * shape.numLayers);
+    // Finalizers run after a collection, on a later turn of the event loop: collect until they have (or give up).
+    for (let round = 0; round < 50 && backend.liveCount() !== before; round++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(backend.liveCount()).toBe(before);
+  });
+
   it('refuses writes that do not fit, naming what was expected', () => {
     const cache = new KVCache(shape);
     const k = kv(3, 1);

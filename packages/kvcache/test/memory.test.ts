@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inferenceMemory, kvCacheBytes } from '../src/index';
+import { checkMemoryLimits, inferenceMemory, kvCacheBytes, MemoryLimitError } from '../src/index';
 
 /** The issue's example: a 7B Llama (32 layers, 32 heads of 128), fp16, batch 32, 2048 tokens. */
 const llama7b = { batch: 32, seqLen: 2048, layers: 32, kvHeads: 32, headDim: 128, bytesPerElement: 2 };
@@ -55,5 +55,67 @@ describe('inferenceMemory', () => {
     expect(memory.kvCache).toBe(100 * 32 * 2 * 8 * 128 * 2);
     expect(memory.weights).toBe(10);
     expect(memory.activations).toBe(4 * (100 * (5 * 4096 + 2 * 8 * 128 + 3 * 11008) + 32000));
+  });
+});
+
+describe('checkMemoryLimits', () => {
+  const llama = {
+    preset: 'llama' as const,
+    vocabSize: 32000,
+    dim: 4096,
+    numLayers: 32,
+    numHeads: 32,
+    numKvHeads: 8,
+    hiddenDim: 11008,
+  };
+
+  /** The error `check` throws (it must throw one). */
+  function refusal(check: () => void): MemoryLimitError {
+    try {
+      check();
+    } catch (error) {
+      if (error instanceof MemoryLimitError) return error;
+      throw error;
+    }
+    throw new Error('expected a MemoryLimitError');
+  }
+
+  it('refuses a cache and prefill over totalBytes, giving the bytes, by arithmetic alone', () => {
+    // 100 million positions: 100 TiB of float32 keys and values, which no machine here could allocate.
+    const error = refusal(() => checkMemoryLimits(llama, 1e8, { totalBytes: 2 ** 37 }));
+    const kv = kvCacheBytes({
+      batch: 1,
+      seqLen: 1e8,
+      layers: 32,
+      kvHeads: 8,
+      headDim: 128,
+      bytesPerElement: 4,
+    });
+    const { activations } = inferenceMemory(llama, { batch: 1, seqLen: 1e8, parameters: 0, weightBytes: 4 });
+    expect([error.bytes, error.limit, error.limitBytes]).toEqual([kv + activations, 'totalBytes', 2 ** 37]);
+    expect(error.message).toContain(
+      `the KV cache of 100000000 positions takes ${kv} bytes (${(kv / 2 ** 30).toFixed(1)} GiB)`,
+    );
+    expect(error.message).toMatch(
+      /more than the limit of 137438953472 bytes \(128\.0 GiB\) \(totalBytes\); use a shorter context$/,
+    );
+  });
+
+  it('refuses one layer of keys over tensorBytes, and passes what fits', () => {
+    const error = refusal(() => checkMemoryLimits(llama, 2 ** 20, { tensorBytes: 2 ** 31 }));
+    expect(error.bytes).toBe(2 ** 20 * 8 * 128 * 4);
+    expect(error.message).toMatch(
+      /one layer's keys of 1048576 positions, \[1, 1048576, 8, 128\] float32, take 4294967296 bytes \(4\.0 GiB\)/,
+    );
+    expect(() =>
+      checkMemoryLimits(llama, 2 ** 19, { tensorBytes: 2 ** 31, totalBytes: 2 ** 40 }),
+    ).not.toThrow();
+    expect(() => checkMemoryLimits(llama, 1e8, {})).not.toThrow();
+  });
+
+  it('refuses limits that are not positive numbers', () => {
+    expect(() => checkMemoryLimits(llama, 10, { totalBytes: Number.NaN })).toThrow(
+      /totalBytes must be a positive number of bytes or absent, got NaN/,
+    );
   });
 });

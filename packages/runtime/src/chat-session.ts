@@ -1,3 +1,4 @@
+import { resolveStopConfig } from '@loom/sampler';
 import { type ChatMessage, type ChatTemplateName, encodeChat } from '@loom/tokenizer';
 import type { GenerateOptions } from './generate-options';
 import type { GenerationEvent } from './generation-event';
@@ -8,10 +9,28 @@ import type { TextGenerator } from './text-generator';
 export interface ChatSessionOptions {
   /** The prompt format (default `plain`: `User: ...` / `Assistant: ...` lines, for models without chat tokens). */
   readonly template?: ChatTemplateName;
-  /** A system message placed before the conversation. */
+  /** A system message placed before the conversation; it is never dropped. */
   readonly system?: string;
-  /** Positions the conversation may use (default: the model's maxSeqLen). */
+  /** Positions the conversation may use (default: the model's maxSeqLen), within the generator's limits. */
   readonly capacity?: number;
+}
+
+/** The oldest turns (user message and answer) a chat dropped to make room, before the turn's other events. */
+export interface DroppedTurns {
+  readonly type: 'dropped';
+  readonly turns: number;
+  /** The messages dropped, oldest first. */
+  readonly messages: readonly ChatMessage[];
+}
+
+/** What a chat turn streams: a `dropped` notice when old turns had to go, then the generation's events. */
+export type ChatEvent = DroppedTurns | GenerationEvent;
+
+/** A turn's conversation as it will be sent: the history kept, the new message, and what was dropped. */
+interface FittedTurn {
+  readonly messages: readonly ChatMessage[];
+  readonly prompt: readonly number[];
+  readonly dropped: readonly ChatMessage[];
 }
 
 /** Length of the common beginning of two token lists. */
@@ -25,6 +44,10 @@ function commonPrefix(a: readonly number[], b: readonly number[]): number {
  * A conversation that keeps its key/value cache between turns. Each turn renders the whole conversation with the
  * chat template, keeps the cached tokens it shares with that rendering and prefills only the rest: the new user
  * message, and any part of the previous answer whose tokens the template spells differently.
+ *
+ * When the context fills, the oldest whole turns go (the system message stays) until the prompt leaves room for
+ * the answer — `stop.maxNewTokens` positions, or a quarter of the capacity without it — and the kept history is
+ * prefilled again from where it changed; the turn's stream then starts with a `dropped` notice.
  */
 export class ChatSession {
   readonly template: ChatTemplateName;
@@ -50,17 +73,22 @@ export class ChatSession {
     return this.#session.tokens;
   }
 
+  /** Positions the conversation may use. */
+  get capacity(): number {
+    return this.#session.cache.capacity;
+  }
+
   /**
    * Sends a user message and streams the answer; once the stream ends (or is left early) the answer joins the
-   * conversation. Throws at once when the conversation no longer fits in the context or a setting is invalid.
+   * conversation, and the turns dropped for it leave. Throws at once when a setting is invalid, or when the message
+   * (with the system message) does not fit in the context even alone.
    */
-  send(content: string, options: GenerateOptions = {}): AsyncGenerator<GenerationEvent, void> {
-    const messages: ChatMessage[] = [...this.#messages, { role: 'user', content }];
-    const prompt = encodeChat(this.generator.tokenizer, this.template, messages);
+  send(content: string, options: GenerateOptions = {}): AsyncGenerator<ChatEvent, void> {
+    const { messages, prompt, dropped } = this.#fit({ role: 'user', content }, options);
     const reused = Math.min(commonPrefix(this.#session.tokens, prompt), prompt.length - 1);
     this.#session.truncate(reused);
     const events = startGeneration(this.#session, this.generator.tokenizer, prompt, reused, options);
-    return this.#turn(messages, events);
+    return this.#turn(messages, dropped, events);
   }
 
   /** Frees the cache. */
@@ -68,12 +96,36 @@ export class ChatSession {
     this.#session.dispose();
   }
 
+  /** The conversation plus `message`, less the oldest turns that must go to leave room for the answer. */
+  #fit(message: ChatMessage, options: GenerateOptions): FittedTurn {
+    const { capacity } = this;
+    const { maxNewTokens } = resolveStopConfig(options.stop);
+    const room = Number.isFinite(maxNewTokens) ? maxNewTokens : Math.ceil(capacity / 4);
+    const first = this.#messages[0]?.role === 'system' ? 1 : 0;
+    const system = this.#messages.slice(0, first);
+    const turns = this.#messages.slice(first); // user message, answer, user message, answer, ...
+    for (let drop = 0; ; drop += 2) {
+      const messages = [...system, ...turns.slice(drop), message];
+      const prompt = encodeChat(this.generator.tokenizer, this.template, messages);
+      if (prompt.length + room > capacity && drop < turns.length) continue;
+      if (prompt.length > capacity) {
+        throw new Error(
+          `ChatSession: the message takes ${prompt.length} tokens with the template${first ? ' and the system message' : ''} ` +
+            `but the context holds ${capacity} positions; shorten it or use a larger capacity`,
+        );
+      }
+      return { messages, prompt, dropped: turns.slice(0, drop) };
+    }
+  }
+
   async *#turn(
     messages: readonly ChatMessage[],
+    dropped: readonly ChatMessage[],
     events: AsyncGenerator<GenerationEvent, void>,
-  ): AsyncGenerator<GenerationEvent, void> {
+  ): AsyncGenerator<ChatEvent, void> {
     let answer = '';
     try {
+      if (dropped.length > 0) yield { type: 'dropped', turns: dropped.length / 2, messages: dropped };
       for await (const event of events) {
         answer += event.text;
         yield event;

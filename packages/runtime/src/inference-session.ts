@@ -1,10 +1,15 @@
-import { KVCache } from '@loom/kvcache';
+import { checkMemoryLimits, KVCache, type MemoryLimits } from '@loom/kvcache';
 import type { TransformerLM } from '@loom/nn';
 import { scope, type Tensor, tensor } from '@loom/tensor';
 
 export interface InferenceSessionOptions {
   /** Positions the session's cache holds (default and maximum: the model's maxSeqLen). */
   readonly capacity?: number;
+  /**
+   * Memory the cache (and one prefill of its whole capacity) may take, checked by arithmetic before anything is
+   * allocated: a `MemoryLimitError` gives the bytes it would take (default: no limit).
+   */
+  readonly limits?: MemoryLimits;
 }
 
 /**
@@ -15,6 +20,7 @@ export interface InferenceSessionOptions {
 export class InferenceSession {
   #cache: KVCache;
   readonly #tokens: number[] = [];
+  readonly #limits: MemoryLimits;
 
   constructor(
     readonly model: TransformerLM,
@@ -27,6 +33,8 @@ export class InferenceSession {
         `InferenceSession: capacity must be an integer in [1, ${maxSeqLen}] (the model's maxSeqLen), got ${capacity}`,
       );
     }
+    this.#limits = options.limits ?? {};
+    checkMemoryLimits(model.config, capacity, this.#limits);
     this.#cache = KVCache.forModel(model.config, { capacity, backend: model.backend });
   }
 
@@ -89,7 +97,7 @@ export class InferenceSession {
 
   /** An independent copy of the sequence so far (a fork). */
   clone(): InferenceSession {
-    const copy = new InferenceSession(this.model, { capacity: this.cache.capacity });
+    const copy = new InferenceSession(this.model, { capacity: this.cache.capacity, limits: this.#limits });
     copy.#cache.dispose();
     copy.#cache = this.#cache.clone();
     copy.#tokens.push(...this.#tokens);

@@ -21,6 +21,19 @@ function perSecond(count: number, ms: number): number {
   return ms > 0 ? (count * 1000) / ms : 0;
 }
 
+/** Throws unless a prompt of `length` tokens can start a generation in a context of `capacity` positions. */
+export function checkPromptFits(length: number, capacity: number, maxSeqLen: number): void {
+  if (length === 0) {
+    throw new Error('generate: the prompt is empty; give at least one token for the model to continue from');
+  }
+  if (length > capacity) {
+    throw new Error(
+      `generate: the prompt has ${length} tokens but the context holds ${capacity} positions ` +
+        `(the model's maxSeqLen is ${maxSeqLen}); shorten the prompt`,
+    );
+  }
+}
+
 /**
  * Starts generating after `prompt`, of which the session already holds the first `reused` tokens. Throws at once
  * when the prompt is empty or does not fit, or when a sampling or stop setting is invalid; otherwise returns the
@@ -33,15 +46,8 @@ export function startGeneration(
   reused: number,
   options: GenerateOptions,
 ): AsyncGenerator<GenerationEvent, void> {
-  if (prompt.length === 0) {
-    throw new Error('generate: the prompt is empty; give at least one token for the model to continue from');
-  }
-  if (prompt.length - reused > session.remaining) {
-    throw new Error(
-      `generate: the prompt has ${prompt.length} tokens but the context holds ${session.cache.capacity} positions ` +
-        `(the model's maxSeqLen is ${session.model.config.maxSeqLen}); shorten the prompt`,
-    );
-  }
+  // The session holds the `reused` tokens and nothing after them, so reused + remaining is its capacity.
+  checkPromptFits(prompt.length, reused + session.remaining, session.model.config.maxSeqLen);
   const chooser = new TokenChooser(options.sampling ?? {}, options.withLogits);
   chooser.observe(prompt);
   const criteria = new StoppingCriteria({ eosTokenIds: defaultEosTokens(tokenizer), ...options.stop });

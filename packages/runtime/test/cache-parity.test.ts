@@ -1,6 +1,6 @@
 import type { Backend } from '@loom/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GenerationEvent, TextGenerator } from '../src/index';
+import type { ChatEvent, TextGenerator } from '../src/index';
 import { backendNamed, backendNames, collect, maxDiff, recomputed, stories } from './fixtures';
 
 const backends = await Promise.all(
@@ -14,7 +14,7 @@ const STEPS: Record<string, number> = { cpu: 120, webgpu: 40 };
 async function expectRecomputeParity(
   generator: TextGenerator,
   before: readonly number[],
-  events: readonly GenerationEvent[],
+  events: readonly ChatEvent[],
 ): Promise<number[]> {
   const tokens = [...before];
   let worst = 0;

@@ -6,7 +6,7 @@ import type { TransformerLM } from '@loom/nn';
 import { type Backend, scope, setBackend, tensor } from '@loom/tensor';
 import { loadTokenizer, type Tokenizer } from '@loom/tokenizer';
 import { webgpuForTests } from '@loom/webgpu-node';
-import { type GenerationEvent, type GenerationStats, TextGenerator } from '../src/index';
+import { type ChatEvent, type GenerationStats, TextGenerator } from '../src/index';
 
 /** The shared data folder, `../shared/data` beside the repository. */
 export const dataDir = fileURLToPath(new URL('../../../../shared/data/', import.meta.url));
@@ -31,12 +31,29 @@ export const golden: Golden = JSON.parse(readFileSync(`${dataDir}golden/stories2
 let weights: LoadedModel | undefined;
 let tokenizer: Tokenizer | undefined;
 
+/** tok512, read once per test file. */
+export function tok512(): Tokenizer {
+  tokenizer ??= loadTokenizer(readFileSync(tokenizerPath), tokenizerPath);
+  return tokenizer;
+}
+
 /** stories260K and tok512, read once per test file. */
 export function stories(backend: Backend): TextGenerator {
   weights ??= loadModelFile(modelPath);
-  tokenizer ??= loadTokenizer(readFileSync(tokenizerPath), tokenizerPath);
   setBackend(backend);
-  return new TextGenerator(transformerFromTensors(weights, modelPath), tokenizer);
+  return new TextGenerator(transformerFromTensors(weights, modelPath), tok512());
+}
+
+/**
+ * Collects garbage until `done()` holds (finalisers run after a collection, on a later turn of the event loop), at
+ * most 50 rounds; needs node --expose-gc, which vitest.config.ts passes.
+ */
+export async function collectGarbageUntil(done: () => boolean): Promise<void> {
+  if (!gc) throw new Error('run the tests with node --expose-gc (vitest.config.ts passes it)');
+  for (let round = 0; round < 50 && !done(); round++) {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
 }
 
 export type BackendName = 'cpu' | 'webgpu';
@@ -49,11 +66,11 @@ export async function backendNamed(name: BackendName): Promise<Backend | undefin
   return name === 'cpu' ? cpu : webgpuForTests();
 }
 
-/** Every event of a stream, and the summary of its `done` event. */
-export async function collect(
-  events: AsyncIterable<GenerationEvent>,
-): Promise<{ events: GenerationEvent[]; stats: GenerationStats }> {
-  const all: GenerationEvent[] = [];
+/** Every event of a stream (a generation's or a chat turn's), and the summary of its `done` event. */
+export async function collect<E extends ChatEvent>(
+  events: AsyncIterable<E>,
+): Promise<{ events: E[]; stats: GenerationStats }> {
+  const all: E[] = [];
   for await (const event of events) all.push(event);
   const last = all[all.length - 1];
   if (last?.type !== 'done') throw new Error('the stream ended without a done event');
