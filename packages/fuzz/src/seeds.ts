@@ -6,6 +6,7 @@ import {
   type ModelConfig,
   type NamedTensor,
   saveCheckpoint,
+  serializeGguf,
   serializeLlama2c,
   serializeSafetensors,
   toHfConfig,
@@ -71,6 +72,11 @@ const LLAMA2C_PIECES = [
   'é',
 ];
 
+/** The seed vocabulary's scores: 0 for the specials and bytes, then falling, so that earlier merges win. */
+function llama2cScore(id: number): number {
+  return id < 259 ? 0 : -(id - 259);
+}
+
 /** A llama2.c tokenizer.bin: int32 max token length, then per piece a float32 score, an int32 length, the bytes. */
 function llama2cTokenizerBin(): Uint8Array {
   const pieces = LLAMA2C_PIECES.map((piece) => encoder.encode(piece));
@@ -79,7 +85,7 @@ function llama2cTokenizerBin(): Uint8Array {
   view.setInt32(0, Math.max(...pieces.map((piece) => piece.length)), true);
   let offset = 4;
   pieces.forEach((piece, id) => {
-    view.setFloat32(offset, id < 259 ? 0 : -(id - 259), true);
+    view.setFloat32(offset, llama2cScore(id), true);
     view.setInt32(offset + 4, piece.length, true);
     bytes.set(piece, offset + 8);
     offset += 8 + piece.length;
@@ -190,6 +196,25 @@ export function buildSeeds(): Seed[] {
       },
     },
   ];
+  // Rows of 32 so that Q8_0 and Q4_0 apply; the vocabulary is the llama2.c seed's, in GGUF's SentencePiece form.
+  const ggufModel: ModelConfig = {
+    ...llama,
+    vocabSize: LLAMA2C_PIECES.length,
+    dim: 32,
+    hiddenDim: 64,
+    numHeads: 4,
+    numKvHeads: 2,
+  };
+  const vocabulary = { pieces: LLAMA2C_PIECES, scores: LLAMA2C_PIECES.map((_, id) => llama2cScore(id)) };
+  for (const weightType of ['F32', 'Q8_0', 'Q4_0'] as const) {
+    const bytes = serializeGguf(ggufModel, weights(ggufModel), { weightType, vocabulary });
+    seeds.push({
+      name: `gguf-${weightType}`,
+      target: 'model',
+      entry: 'model.gguf',
+      files: { 'model.gguf': bytes },
+    });
+  }
   seeds.push({
     name: 'loom-checkpoint',
     target: 'model',

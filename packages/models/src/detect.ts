@@ -1,7 +1,8 @@
+import { GGUF_MAGIC } from './gguf/header';
 import { LLAMA2C_HEADER_BYTES, LLAMA2C_VERSIONED_MAGIC } from './llama2c/layout';
 
 /** The weight-file formats Loom reads. */
-export type ModelFileFormat = 'safetensors' | 'llama2c';
+export type ModelFileFormat = 'safetensors' | 'llama2c' | 'gguf';
 
 /** Header sizes above this are taken as a sign that the file is not a llama2.c checkpoint at all. */
 const LLAMA2C_PLAUSIBLE_MAX = 1 << 24;
@@ -34,12 +35,18 @@ function looksLikeLlama2c(bytes: Uint8Array): boolean {
 }
 
 /**
- * Recognises a weight file from its first bytes (never its name): safetensors (an 8-byte header length, then JSON
+ * Recognises a weight file from its first bytes (never its name): GGUF (its magic), safetensors (an 8-byte header length, then JSON
  * starting with `{`) or a llama2.c `.bin` (a plausible 7-int32 header, or the magic of the newer versioned exports,
  * which the reader then refuses by name). A truncated file of either kind is still recognised, so that its reader
  * can say what is missing.
  */
 export function detectModelFormat(bytes: Uint8Array): ModelFileFormat | undefined {
+  if (
+    bytes.length >= 4 &&
+    new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true) === GGUF_MAGIC
+  ) {
+    return 'gguf';
+  }
   if (looksLikeSafetensors(bytes)) return 'safetensors';
   if (looksLikeLlama2c(bytes)) return 'llama2c';
   return undefined;
@@ -48,7 +55,6 @@ export function detectModelFormat(bytes: Uint8Array): ModelFileFormat | undefine
 /** Other formats people pass by mistake, recognised by their first bytes, with what to do instead. */
 const KNOWN_OTHERS: readonly (readonly [magic: string, hint: string])[] = [
   ['PK', 'a zip archive, as PyTorch .pt/.bin pickles are — convert it to safetensors'],
-  ['GGUF', 'a GGUF file (llama.cpp), which Loom does not read — use safetensors or a llama2.c .bin'],
   [
     '{',
     'JSON text — pass the weights file (model.safetensors or a llama2.c .bin), not a config or tokenizer',
@@ -63,6 +69,6 @@ export function unknownFormatError(bytes: Uint8Array, source: string): Error {
   const found =
     other === undefined ? `the first bytes are ${hex || '(none, the file is empty)'}` : `it is ${other[1]}`;
   return new Error(
-    `${source}: not a model file Loom recognises; expected safetensors (an 8-byte header length, then a JSON header) or a llama2.c .bin (a header of 7 int32: dim, hidden, layers, heads, kv heads, vocab, seq_len) — ${found}`,
+    `${source}: not a model file Loom recognises; expected GGUF, safetensors (an 8-byte header length, then a JSON header) or a llama2.c .bin (a header of 7 int32: dim, hidden, layers, heads, kv heads, vocab, seq_len) — ${found}`,
   );
 }

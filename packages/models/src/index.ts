@@ -21,6 +21,7 @@ export {
 export { detectModelFormat, type ModelFileFormat } from './detect';
 export { type DirectoryLock, LOCK_FILE, type LockHolder, type LockOptions, lockDirectory } from './dir-lock';
 export { readLlama2cFile, readSafetensorsFile, writeLlama2cFile, writeSafetensorsFile } from './files';
+export { type GgufVocabulary, type GgufWeightType, type GgufWriteOptions, serializeGguf } from './gguf/write';
 export { parseHfConfig, toHfConfig } from './hf/config';
 export { fromHfTensors, toHfTensors } from './hf/names';
 export { hfToLoomRotary, loomToHfRotary } from './hf/rotary';

@@ -2,6 +2,7 @@ import { type ByteSource, headOf, memorySource } from './byte-source';
 import type { ModelConfig } from './config';
 import { DETECT_BYTES, detectModelFormat, unknownFormatError } from './detect';
 import { checkFiniteWeights } from './finite';
+import { readGguf } from './gguf/llama';
 import { parseHfConfig } from './hf/config';
 import { fromHfTensors } from './hf/names';
 import { readLlama2c } from './llama2c/read';
@@ -10,15 +11,15 @@ import { readSafetensors } from './safetensors/read';
 import type { NamedTensor } from './tensor';
 import { validateTensors } from './validate';
 
-/** Where a loaded model came from: a llama2.c `.bin`, a Hugging Face safetensors model, or a Loom checkpoint. */
-export type LoadedModelFormat = 'llama2c' | 'hf' | 'loom';
+/** Where a loaded model came from: a llama2.c `.bin`, a Hugging Face safetensors model, a Loom checkpoint, or GGUF. */
+export type LoadedModelFormat = 'llama2c' | 'hf' | 'loom' | 'gguf';
 
 export interface LoadedModel {
   format: LoadedModelFormat;
   config: ModelConfig;
   /** Loom names and layouts, validated against `config`. */
   tensors: NamedTensor[];
-  /** A Loom checkpoint's tokenizer.json text, when it has one. */
+  /** Loom tokenizer JSON text: a Loom checkpoint's tokenizer.json when it has one, or a GGUF file's vocabulary. */
   tokenizerJson?: string;
 }
 
@@ -28,6 +29,8 @@ function readRecognised(file: ByteSource, configJson: unknown): LoadedModel {
   switch (detectModelFormat(head)) {
     case 'llama2c':
       return { format: 'llama2c', ...readLlama2c(file) };
+    case 'gguf':
+      return { format: 'gguf', ...readGguf(file) };
     case 'safetensors': {
       if (configJson === undefined) {
         throw new Error(

@@ -94,13 +94,13 @@ describe('loadModelFile', () => {
     };
     const pattern = (found: string) =>
       new RegExp(
-        `: not a model file Loom recognises; expected safetensors .* or a llama2\\.c \\.bin .* — ${found}`,
+        `: not a model file Loom recognises; expected GGUF, safetensors .* or a llama2\\.c \\.bin .* — ${found}`,
       );
     expect(errorOf(() => loadModelFile(file('model.pt', 'PK\x03\x04rest of a zip')))).toMatch(
       pattern('it is a zip archive, as PyTorch \\.pt/\\.bin pickles are — convert it to safetensors'),
     );
     expect(errorOf(() => loadModelFile(file('m.gguf', 'GGUF\x03\x00\x00\x00')))).toMatch(
-      pattern('it is a GGUF file'),
+      /m\.gguf: not a GGUF file \(it does not start with "GGUF" and a 24-byte header\)/,
     );
     expect(errorOf(() => loadModelFile(file('config.json', '{"model_type": "llama"}')))).toMatch(
       pattern('it is JSON text — pass the weights file'),

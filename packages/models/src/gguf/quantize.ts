@@ -1,0 +1,72 @@
+import { f32ToF16Bits } from '../half';
+
+/** The block types Loom writes, besides F32. */
+export type QuantizedType = 'Q8_0' | 'Q4_0';
+
+/** Elements per Q8_0 / Q4_0 block. */
+export const BLOCK = 32;
+
+function writeHalf(out: Uint8Array, at: number, value: number): void {
+  const bits = f32ToF16Bits(value);
+  out[at] = bits & 0xff;
+  out[at + 1] = bits >> 8;
+}
+
+/** Rounds half away from zero, as C's roundf. */
+function roundAway(x: number): number {
+  return Math.sign(x) * Math.floor(Math.abs(x) + 0.5);
+}
+
+const f32 = Math.fround;
+
+/**
+ * Q8_0: per block of 32, d = max|x| / 127 (stored as float16) and q = round(x · (1/d)) in int8, in float32
+ * arithmetic as llama.cpp's reference quantizer does, so that both write the same bytes.
+ */
+function quantizeQ8_0(values: Float32Array): Uint8Array {
+  const blocks = values.length / BLOCK;
+  const out = new Uint8Array(blocks * 34);
+  for (let b = 0; b < blocks; b++) {
+    let amax = 0;
+    for (let i = 0; i < BLOCK; i++) amax = Math.max(amax, Math.abs(values[b * BLOCK + i]));
+    const d = f32(amax / 127);
+    const inverse = d === 0 ? 0 : f32(1 / d);
+    writeHalf(out, b * 34, d);
+    for (let i = 0; i < BLOCK; i++)
+      out[b * 34 + 2 + i] = roundAway(f32(values[b * BLOCK + i] * inverse)) & 0xff;
+  }
+  return out;
+}
+
+/**
+ * Q4_0: per block of 32, d = m / −8 where m is the value of largest magnitude (so m itself maps to level 0 exactly),
+ * q = min(15, ⌊x · (1/d) + 8.5⌋) in float32 arithmetic as llama.cpp's reference quantizer; byte i holds elements
+ * i (low half) and i + 16 (high half).
+ */
+function quantizeQ4_0(values: Float32Array): Uint8Array {
+  const blocks = values.length / BLOCK;
+  const out = new Uint8Array(blocks * 18);
+  const level = (x: number, inverse: number) =>
+    Math.min(15, Math.max(0, Math.floor(f32(f32(x * inverse) + 8.5))));
+  for (let b = 0; b < blocks; b++) {
+    let extreme = 0;
+    for (let i = 0; i < BLOCK; i++) {
+      const x = values[b * BLOCK + i];
+      if (Math.abs(x) > Math.abs(extreme)) extreme = x;
+    }
+    const d = f32(extreme / -8);
+    const inverse = d === 0 ? 0 : f32(1 / d);
+    writeHalf(out, b * 18, d);
+    for (let i = 0; i < 16; i++) {
+      const low = level(values[b * BLOCK + i], inverse);
+      const high = level(values[b * BLOCK + i + 16], inverse);
+      out[b * 18 + 2 + i] = low | (high << 4);
+    }
+  }
+  return out;
+}
+
+/** The blocks of `values` (a multiple of 32 long) in a quantized type. */
+export function quantize(values: Float32Array, type: QuantizedType): Uint8Array {
+  return type === 'Q8_0' ? quantizeQ8_0(values) : quantizeQ4_0(values);
+}
