@@ -1,5 +1,5 @@
 import { type ResolvedSamplerConfig, Sampler, type SamplerConfig, type TokenLogprob } from '@loom/sampler';
-import { argmax, type Tensor } from '@loom/tensor';
+import { argmax, sum, type Tensor } from '@loom/tensor';
 
 /** The token chosen from one row of logits. */
 export interface Choice {
@@ -50,11 +50,19 @@ export class TokenChooser {
   async choose(logits: Tensor): Promise<Choice> {
     if (this.onDevice) {
       const id = argmax(logits); // [] i32
+      // NaN or +Infinity anywhere makes the sum NaN or +Infinity: one more float read back instead of the row.
+      const total = sum(logits); // [] f32
       try {
-        const [token] = await id.data();
+        const [[token], [check]] = await Promise.all([id.data(), total.data()]);
+        if (Number.isNaN(check) || check === Number.POSITIVE_INFINITY) {
+          throw new Error(
+            `generate: the logits hold NaN or +Infinity (their sum is ${check}); the model produced an invalid value — its weights or a kernel are broken`,
+          );
+        }
         return { token };
       } finally {
         id.dispose();
+        total.dispose();
       }
     }
     if (logits.dtype !== 'f32') {
