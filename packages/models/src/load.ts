@@ -7,8 +7,7 @@ import { withFileSource } from './file-source';
 import { readJsonFile } from './json-file';
 import { isLoomConfigJson } from './loom-config';
 import { type LoadedModel, readModel } from './parse-model';
-
-const SHARD_INDEX = 'model.safetensors.index.json';
+import { loadShardedSafetensors, SHARD_INDEX } from './sharded';
 
 function loadLoomDirectory(dir: string): LoadedModel {
   const checkpoint = loadCheckpoint(dir);
@@ -26,22 +25,20 @@ function readConfigBeside(path: string): unknown {
   return readJsonFile(configPath, 'a model config.json');
 }
 
-function weightsInDirectory(dir: string): string {
+/** A directory's single weights file, or undefined when it holds a sharded checkpoint's index instead. */
+function weightsInDirectory(dir: string): string | undefined {
   const model = join(dir, CHECKPOINT_FILES.model);
   if (existsSync(model)) return model;
-  if (existsSync(join(dir, SHARD_INDEX))) {
-    throw new Error(
-      `${dir}: holds a sharded checkpoint (${SHARD_INDEX}); Loom reads a single ${CHECKPOINT_FILES.model} — merge the shards into one file`,
-    );
-  }
+  if (existsSync(join(dir, SHARD_INDEX))) return undefined;
   throw new Error(
-    `${dir}: a model directory must hold ${CHECKPOINT_FILES.model} beside a config.json; it does not`,
+    `${dir}: a model directory must hold ${CHECKPOINT_FILES.model} (or a sharded checkpoint's ${SHARD_INDEX}) beside a config.json; it does not`,
   );
 }
 
 /**
  * Loads a model from a weights file or a directory, recognising the format from the content: a llama2.c `.bin`;
- * a safetensors file with a Hugging Face (Llama, GPT-2) config.json beside it; or a Loom checkpoint (its directory
+ * a safetensors file with a Hugging Face (Llama, GPT-2) config.json beside it, or a sharded one (its directory or its
+ * model.safetensors.index.json); a GGUF file; or a Loom checkpoint (its directory
  * or its model.safetensors), whose files are checked against their recorded sizes and hashes. Only regular files
  * are read; headers are checked against the file size before any tensor is read, tensors are read one at a time
  * by position (no whole-file buffer, no 2 GiB limit), validated against the config, and checked to be finite.
@@ -53,8 +50,10 @@ export function loadModelFile(path: string): LoadedModel {
     if (existsSync(configPath) && isLoomConfigJson(readJsonFile(configPath, 'a model config.json'))) {
       return loadLoomDirectory(path);
     }
-    return loadModelFile(weightsInDirectory(path));
+    const weights = weightsInDirectory(path);
+    return weights === undefined ? loadShardedSafetensors(path) : loadModelFile(weights);
   }
+  if (basename(path) === SHARD_INDEX) return loadShardedSafetensors(dirname(path));
   return withFileSource(path, 'a model file', (file) => {
     if (detectModelFormat(headOf(file, DETECT_BYTES)) !== 'safetensors') return readModel(file, undefined);
     const configJson = readConfigBeside(path);

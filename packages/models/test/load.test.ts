@@ -150,10 +150,44 @@ describe('loadModelFile', () => {
       /w\.safetensors: a safetensors file says nothing about the architecture; expected a config\.json beside it .* does not exist/,
     );
     expect(errorOf(() => loadModelFile(lonely))).toMatch(
-      /must hold model\.safetensors beside a config\.json/,
+      /must hold model\.safetensors \(or a sharded checkpoint's model\.safetensors\.index\.json\) beside a config\.json/,
     );
-    writeFileSync(join(lonely, 'model.safetensors.index.json'), '{}');
-    expect(errorOf(() => loadModelFile(lonely))).toMatch(/holds a sharded checkpoint .* merge the shards/);
+  });
+
+  it('loads a sharded Hugging Face checkpoint and checks each shard against its index', () => {
+    const dir = tempDir();
+    const hf = toHfTensors(tinyLlama, randomModel(tinyLlama));
+    const half = Math.ceil(hf.length / 2);
+    const shards = [hf.slice(0, half), hf.slice(half)];
+    const names = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'];
+    for (const [i, tensors] of shards.entries())
+      writeFileSync(join(dir, names[i]), serializeSafetensors(tensors));
+    const weightMap = Object.fromEntries(
+      shards.flatMap((tensors, i) => tensors.map((t) => [t.name, names[i]])),
+    );
+    const index = join(dir, 'model.safetensors.index.json');
+    writeFileSync(index, JSON.stringify({ metadata: {}, weight_map: weightMap }));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(toHfConfig(tinyLlama)));
+    const whole = parseModel(serializeSafetensors(hf), toHfConfig(tinyLlama), 'whole.safetensors');
+    for (const path of [dir, index]) {
+      const loaded = loadModelFile(path);
+      expect(loaded.format).toBe('hf');
+      expect(loaded.tensors).toEqual(whole.tensors);
+    }
+    const moved = hf[0].name;
+    writeFileSync(index, JSON.stringify({ weight_map: { ...weightMap, [moved]: names[1] } }));
+    expect(errorOf(() => loadModelFile(dir))).toMatch(
+      new RegExp(
+        `model-00002-of-00002\\.safetensors: lacks ${moved.replaceAll('.', '\\.')}, which .* places in it`,
+      ),
+    );
+    writeFileSync(
+      index,
+      JSON.stringify({ weight_map: { ...weightMap, [moved]: '../elsewhere.safetensors' } }),
+    );
+    expect(errorOf(() => loadModelFile(dir))).toMatch(
+      /expected the name of a \.safetensors file beside the index/,
+    );
   });
 });
 
