@@ -7,17 +7,7 @@ export {
   loadCheckpoint,
   saveCheckpoint,
 } from './checkpoint';
-export {
-  CONFIG_LIMITS,
-  type ConfigSize,
-  checkModelConfig,
-  describeConfig,
-  headDim,
-  kvDim,
-  MODEL_PRESETS,
-  type ModelConfig,
-  type ModelPreset,
-} from './config';
+export { describeConfig, type ModelConfig } from './config';
 export { detectModelFormat, type ModelFileFormat } from './detect';
 export { type DirectoryLock, LOCK_FILE, type LockHolder, type LockOptions, lockDirectory } from './dir-lock';
 export { readLlama2cFile, readSafetensorsFile, writeLlama2cFile, writeSafetensorsFile } from './files';
@@ -44,7 +34,6 @@ export {
   type FloatDType,
   type NamedIntTensor,
   type NamedTensor,
-  numel,
   type StoredTensor,
 } from './tensor';
 export { type ModelWeights, tensorsFromTransformer, transformerFromTensors } from './to-model';

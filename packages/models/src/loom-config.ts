@@ -1,4 +1,5 @@
-import { CONFIG_LIMITS, type ConfigSize, checkModelConfig, MODEL_PRESETS, type ModelConfig } from './config';
+import { CONFIG_LIMITS, type ConfigSize, PRESETS, validateConfig } from '@loom/nn';
+import type { ModelConfig } from './config';
 import {
   isJsonObject,
   type JsonObject,
@@ -80,7 +81,7 @@ export function parseLoomConfigJson(json: unknown, source = 'config.json'): Loom
   }
   const int = (key: ConfigSize) => readInteger(object[key], source, key, 1, CONFIG_LIMITS[key]);
   const config: ModelConfig = {
-    preset: readChoice(object.preset, MODEL_PRESETS, source, 'preset'),
+    preset: readChoice(object.preset, PRESETS, source, 'preset'),
     vocabSize: int('vocabSize'),
     dim: int('dim'),
     numLayers: int('numLayers'),
@@ -93,6 +94,6 @@ export function parseLoomConfigJson(json: unknown, source = 'config.json'): Loom
     tiedEmbeddings: readBoolean(object.tiedEmbeddings, source, 'tiedEmbeddings'),
     bias: readBoolean(object.bias, source, 'bias'),
   };
-  checkModelConfig(config, source);
+  validateConfig(config, source);
   return { config, files: readFiles(object.files, source) };
 }

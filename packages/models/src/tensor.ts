@@ -25,14 +25,3 @@ export interface NamedIntTensor {
 
 /** Any tensor a safetensors file can hold in Loom. */
 export type StoredTensor = NamedTensor | NamedIntTensor;
-
-/** The number of elements of a shape (1 for a scalar shape `[]`). */
-export function numel(shape: readonly number[]): number {
-  let count = 1;
-  for (const size of shape) count *= size;
-  return count;
-}
-
-export function formatShape(shape: readonly number[]): string {
-  return `[${shape.join(', ')}]`;
-}

@@ -1,5 +1,7 @@
-import { checkModelConfig, describeConfig, kvDim, type ModelConfig } from './config';
-import { formatShape, type NamedTensor, numel, type StoredTensor } from './tensor';
+import { kvDim, validateConfig } from '@loom/nn';
+import { showShape, sizeOf } from '@loom/tensor';
+import { describeConfig, type ModelConfig } from './config';
+import type { NamedTensor, StoredTensor } from './tensor';
 
 /** The name and shape of one parameter a model of some config has. */
 export interface TensorSpec {
@@ -61,7 +63,7 @@ export function validateTensors(
   tensors: readonly StoredTensor[],
   source: string,
 ): NamedTensor[] {
-  checkModelConfig(config, source);
+  validateConfig(config, source);
   const byName = new Map<string, StoredTensor>();
   const duplicates: string[] = [];
   for (const tensor of tensors) {
@@ -77,11 +79,11 @@ export function validateTensors(
   for (const spec of expected) {
     const tensor = byName.get(spec.name);
     if (tensor === undefined) {
-      missing.push(`${spec.name} ${formatShape(spec.shape)}`);
-    } else if (formatShape(tensor.shape) !== formatShape(spec.shape)) {
-      wrongShape.push(`${spec.name} expected ${formatShape(spec.shape)}, found ${formatShape(tensor.shape)}`);
-    } else if (tensor.data.length !== numel(spec.shape)) {
-      wrongShape.push(`${spec.name} ${formatShape(spec.shape)} has ${tensor.data.length} values`);
+      missing.push(`${spec.name} ${showShape(spec.shape)}`);
+    } else if (showShape(tensor.shape) !== showShape(spec.shape)) {
+      wrongShape.push(`${spec.name} expected ${showShape(spec.shape)}, found ${showShape(tensor.shape)}`);
+    } else if (tensor.data.length !== sizeOf(spec.shape)) {
+      wrongShape.push(`${spec.name} ${showShape(spec.shape)} has ${tensor.data.length} values`);
     } else if (tensor.data instanceof Int32Array) {
       wrongType.push(spec.name);
     } else {
@@ -90,7 +92,7 @@ export function validateTensors(
   }
   const unexpected = [...byName.values()]
     .filter((tensor) => !expectedNames.has(tensor.name))
-    .map((tensor) => `${tensor.name} ${formatShape(tensor.shape)}`);
+    .map((tensor) => `${tensor.name} ${showShape(tensor.shape)}`);
   const problems = [
     missing.length > 0 ? list('missing', missing) : '',
     unexpected.length > 0 ? list('unexpected', unexpected) : '',

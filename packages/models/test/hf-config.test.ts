@@ -150,5 +150,8 @@ describe('Hugging Face config.json', () => {
       expect(parseHfConfig(JSON.parse(JSON.stringify(toHfConfig(config))))).toEqual(config);
     }
     expect(errorOf(() => toHfConfig({ ...tinyGpt2, bias: false }))).toMatch(/GPT-2 has biases/);
+    expect(errorOf(() => toHfConfig({ ...tinyGpt2, numKvHeads: 1 }))).toMatch(
+      /GPT-2 has no grouped-query attention/,
+    );
   });
 });

@@ -56,32 +56,67 @@ export function makeConfig(preset: Preset, input: ConfigInput): TransformerConfi
   return config;
 }
 
-export function validateConfig(c: TransformerConfig): void {
-  const positive = [
-    'vocabSize',
-    'dim',
-    'numLayers',
-    'numHeads',
-    'numKvHeads',
-    'hiddenDim',
-    'maxSeqLen',
-  ] as const;
-  for (const key of positive) {
-    if (!Number.isInteger(c[key]) || c[key] <= 0) {
-      throw new Error(`model config: ${key} must be a positive integer, got ${c[key]}`);
+export const PRESETS: readonly Preset[] = ['llama', 'gpt2'];
+
+/** The integer sizes of a config. */
+export type ConfigSize = 'vocabSize' | 'dim' | 'numLayers' | 'numHeads' | 'numKvHeads' | 'hiddenDim' | 'maxSeqLen';
+
+/**
+ * The largest value Loom accepts for each size: far above any released model (the largest have a vocabulary of
+ * about 256K, width 16384, 53248 hidden, 126 layers, 10M positions), and small enough that every size a config
+ * implies (parameter counts, tensor bytes, a whole-context KV cache) is an exact safe integer, and that a hostile
+ * header is refused before Loom builds a list of its tensors.
+ */
+export const CONFIG_LIMITS: Readonly<Record<ConfigSize, number>> = {
+  vocabSize: 2 ** 24,
+  dim: 2 ** 16,
+  numLayers: 2 ** 12,
+  numHeads: 2 ** 16,
+  numKvHeads: 2 ** 16,
+  hiddenDim: 2 ** 19,
+  maxSeqLen: 2 ** 27,
+};
+
+/** Why a config does not describe a model Loom can build (empty when it does). */
+export function configProblems(config: TransformerConfig): string[] {
+  const problems: string[] = [];
+  for (const key of Object.keys(CONFIG_LIMITS) as ConfigSize[]) {
+    const value = config[key];
+    if (!Number.isInteger(value) || value < 1) problems.push(`${key} must be a positive integer, got ${value}`);
+    else if (value > CONFIG_LIMITS[key]) {
+      problems.push(`${key}=${value} is over Loom's limit of ${CONFIG_LIMITS[key]}`);
     }
   }
-  if (c.dim % c.numHeads !== 0) {
-    throw new Error(`model config: dim ${c.dim} must be divisible by numHeads ${c.numHeads}`);
+  if (!(config.normEps > 0 && Number.isFinite(config.normEps))) {
+    problems.push(`normEps must be a positive number, got ${config.normEps}`);
   }
-  if (c.numHeads % c.numKvHeads !== 0) {
-    throw new Error(`model config: numKvHeads ${c.numKvHeads} must divide numHeads ${c.numHeads}`);
+  if (!(config.ropeTheta > 0 && Number.isFinite(config.ropeTheta))) {
+    problems.push(`ropeTheta must be a positive number, got ${config.ropeTheta}`);
   }
-  if (c.preset === 'llama' && (c.dim / c.numHeads) % 2 !== 0) {
-    throw new Error(`model config: RoPE needs an even head size, got ${c.dim / c.numHeads}`);
+  if (config.dim % config.numHeads !== 0) {
+    problems.push(`dim=${config.dim} must be a multiple of numHeads=${config.numHeads}`);
   }
+  if (config.numHeads % config.numKvHeads !== 0) {
+    problems.push(`numHeads=${config.numHeads} must be a multiple of numKvHeads=${config.numKvHeads}`);
+  }
+  if (config.preset === 'llama' && Number.isInteger(headDim(config)) && headDim(config) % 2 !== 0) {
+    problems.push(`RoPE rotates pairs, so headDim = dim/numHeads must be even, got ${headDim(config)}`);
+  }
+  return problems;
 }
 
+/** Throws, naming `source`, unless the config describes a model Loom can build; lists every problem at once. */
+export function validateConfig(config: TransformerConfig, source = 'model config'): void {
+  const problems = configProblems(config);
+  if (problems.length > 0) throw new Error(`${source}: invalid model config: ${problems.join('; ')}`);
+}
+
+/** The per-head width, `dim / numHeads`. */
 export function headDim(c: TransformerConfig): number {
   return c.dim / c.numHeads;
+}
+
+/** Width of the key and value projections, `numKvHeads * headDim`. */
+export function kvDim(c: TransformerConfig): number {
+  return c.numKvHeads * headDim(c);
 }

@@ -1,5 +1,6 @@
+import { CONFIG_LIMITS, validateConfig } from '@loom/nn';
 import type { ByteSource } from '../byte-source';
-import { CONFIG_LIMITS, checkModelConfig, type ModelConfig } from '../config';
+import type { ModelConfig } from '../config';
 import type { NamedTensor } from '../tensor';
 import { validateTensors } from '../validate';
 import { GGML_TYPES, OTHER_GGML_TYPES } from './ggml-types';
@@ -136,7 +137,7 @@ export function readGguf(file: ByteSource): {
   const vocabSize = embeddings.dims[1];
   const tied = !header.tensors.some((info) => info.name === 'output.weight');
   const config = configOf(meta, vocabSize, tied);
-  checkModelConfig(config, file.name);
+  validateConfig(config, file.name);
   checkNoOverlap(file.name, header.tensors);
   const tokenizerJson = meta.has('tokenizer.ggml.model')
     ? ggufTokenizerJson(meta, config.vocabSize, file.name)

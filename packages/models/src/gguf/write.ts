@@ -1,5 +1,6 @@
+import { headDim, validateConfig } from '@loom/nn';
 import { bytesOf } from '../bytes';
-import { checkModelConfig, headDim, type ModelConfig } from '../config';
+import type { ModelConfig } from '../config';
 import type { NamedTensor } from '../tensor';
 import { validateTensors } from '../validate';
 import { GGUF_MAGIC } from './header';
@@ -187,7 +188,7 @@ export function serializeGguf(
   tensors: readonly NamedTensor[],
   options: GgufWriteOptions = {},
 ): Uint8Array {
-  checkModelConfig(config, 'serializeGguf');
+  validateConfig(config, 'serializeGguf');
   if (config.preset !== 'llama' || config.bias) {
     throw new Error(
       `serializeGguf: Loom writes GGUF for llama models without biases; this is ${config.preset}${config.bias ? ' with biases' : ''}`,

@@ -1,4 +1,5 @@
-import { CONFIG_LIMITS, type ConfigSize, checkModelConfig, type ModelConfig } from '../config';
+import { CONFIG_LIMITS, type ConfigSize, validateConfig } from '@loom/nn';
+import type { ModelConfig } from '../config';
 import {
   describeJson,
   type JsonObject,
@@ -131,13 +132,13 @@ export function parseHfConfig(json: unknown, source = 'config.json'): ModelConfi
   const object = readObject(json, source, '(top level)');
   const preset = architectureOf(object, source);
   const config = preset === 'llama' ? llamaConfig(object, source) : gpt2Config(object, source);
-  checkModelConfig(config, source);
+  validateConfig(config, source);
   return config;
 }
 
 /** A Hugging Face `config.json` object for a model, as `parseHfConfig` reads it back. */
 export function toHfConfig(config: ModelConfig): Record<string, unknown> {
-  checkModelConfig(config, 'toHfConfig');
+  validateConfig(config, 'toHfConfig');
   if (config.preset === 'llama') {
     if (config.bias)
       throw new Error('toHfConfig: a Hugging Face Llama has no biases; this llama model has them');
@@ -159,6 +160,11 @@ export function toHfConfig(config: ModelConfig): Record<string, unknown> {
     };
   }
   if (!config.bias) throw new Error('toHfConfig: a Hugging Face GPT-2 has biases; this gpt2 model has none');
+  if (config.numKvHeads !== config.numHeads) {
+    throw new Error(
+      `toHfConfig: a Hugging Face GPT-2 has no grouped-query attention; this gpt2 model has numKvHeads=${config.numKvHeads} for numHeads=${config.numHeads}`,
+    );
+  }
   return {
     architectures: ['GPT2LMHeadModel'],
     model_type: 'gpt2',

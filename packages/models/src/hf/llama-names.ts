@@ -1,5 +1,7 @@
-import { headDim, type ModelConfig } from '../config';
-import { formatShape, type NamedTensor, type StoredTensor } from '../tensor';
+import { headDim } from '@loom/nn';
+import { showShape } from '@loom/tensor';
+import type { ModelConfig } from '../config';
+import type { NamedTensor, StoredTensor } from '../tensor';
 import { hfToLoomRotary, loomToHfRotary } from './rotary';
 
 /** Hugging Face Llama per-layer names (after `model.layers.{i}.`) and their Loom names (after `layers.{i}.`). */
@@ -53,7 +55,7 @@ export function llamaFromHf(config: ModelConfig, tensor: StoredTensor): StoredTe
   if (
     heads === undefined ||
     tensor.data instanceof Int32Array ||
-    formatShape(tensor.shape) !== formatShape([rows, config.dim])
+    showShape(tensor.shape) !== showShape([rows, config.dim])
   ) {
     return [{ ...tensor, name }];
   }

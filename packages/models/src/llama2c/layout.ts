@@ -1,5 +1,5 @@
+import { sizeOf } from '@loom/tensor';
 import type { ModelConfig } from '../config';
-import { numel } from '../tensor';
 
 /** The 7 int32 values at the start of a llama2.c `.bin`. */
 export interface Llama2cHeader {
@@ -90,7 +90,7 @@ export function llama2cLayout(config: ModelConfig): Llama2cSegment[] {
 export function llama2cFloatCount(segments: readonly Llama2cSegment[]): number {
   let count = 0;
   for (const segment of segments) {
-    const size = numel(segment.shape);
+    const size = sizeOf(segment.shape);
     count += segment.kind === 'tensor' ? size * segment.names.length : size;
   }
   return count;

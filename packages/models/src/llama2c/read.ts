@@ -1,7 +1,9 @@
+import { configProblems } from '@loom/nn';
+import { sizeOf } from '@loom/tensor';
 import { type ByteSource, headOf, memorySource } from '../byte-source';
 import { formatBytes } from '../bytes';
-import { type ModelConfig, modelConfigProblems } from '../config';
-import { type NamedTensor, numel } from '../tensor';
+import type { ModelConfig } from '../config';
+import type { NamedTensor } from '../tensor';
 import {
   describeHeader,
   headerToConfig,
@@ -79,7 +81,7 @@ export function readLlama2c(file: ByteSource): Llama2cModel {
   const source = file.name;
   const header = readLlama2cHeader(headOf(file, LLAMA2C_HEADER_BYTES), source);
   const config = headerToConfig(header);
-  const problems = modelConfigProblems(config);
+  const problems = configProblems(config);
   if (problems.length > 0) {
     throw new Error(
       `${source}: header says ${describeHeader(header)}: ${problems.join('; ')} — not a llama2.c checkpoint, or the file is corrupt`,
@@ -98,7 +100,7 @@ export function readLlama2c(file: ByteSource): Llama2cModel {
   const tensors: NamedTensor[] = [];
   let offset = LLAMA2C_HEADER_BYTES;
   for (const segment of llama2cLayout(config)) {
-    const size = numel(segment.shape) * 4;
+    const size = sizeOf(segment.shape) * 4;
     if (segment.kind === 'rope-table') {
       offset += size;
       continue;

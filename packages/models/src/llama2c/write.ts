@@ -1,5 +1,6 @@
+import { sizeOf } from '@loom/tensor';
 import { describeConfig, type ModelConfig } from '../config';
-import { type NamedTensor, numel } from '../tensor';
+import type { NamedTensor } from '../tensor';
 import { validateTensors } from '../validate';
 import {
   LLAMA2C_HEADER_BYTES,
@@ -76,7 +77,7 @@ export function serializeLlama2c(
   for (const segment of segments) {
     for (const values of segmentValues(segment, byName, headSize)) {
       floats.set(values, offset);
-      offset += numel(segment.shape);
+      offset += sizeOf(segment.shape);
     }
   }
   return out;

@@ -1,8 +1,9 @@
+import { showShape, sizeOf } from '@loom/tensor';
 import { type ByteSource, memorySource } from '../byte-source';
 import { formatBytes } from '../bytes';
 import { bf16ToF32, f16ToF32 } from '../half';
 import { describeJson, isJsonObject, parseJson } from '../json';
-import { DTYPE_BYTES, DTYPES, type DType, formatShape, numel, type StoredTensor } from '../tensor';
+import { DTYPE_BYTES, DTYPES, type DType, type StoredTensor } from '../tensor';
 
 /** Headers above this size are refused, as the reference implementation does (100 MB). */
 export const MAX_SAFETENSORS_HEADER_BYTES = 100_000_000;
@@ -95,7 +96,7 @@ function decode(file: ByteSource, dataStart: number, entry: Entry): StoredTensor
  * Parses a safetensors file: an 8-byte little-endian header length N, N bytes of JSON mapping each tensor name to
  * its dtype, shape and data_offsets (relative to the data after the header) plus an optional `__metadata__`
  * string map, then the tensor bytes. The data must be covered exactly: offsets contiguous from 0, without gaps or
- * overlaps, to the end of the file, each span `numel(shape) * bytes(dtype)` long.
+ * overlaps, to the end of the file, each span `sizeOf(shape) * bytes(dtype)` long.
  */
 export function parseSafetensors(bytes: Uint8Array, source = 'model.safetensors'): SafetensorsContents {
   return readSafetensors(memorySource(bytes, source));
@@ -155,10 +156,10 @@ export function readSafetensors(file: ByteSource): SafetensorsContents {
         `${source}: tensor "${entry.name}" has ${span}; expected it to begin at ${expectedBegin} — it ${problem}; ${WHAT_TO_DO}`,
       );
     }
-    const expectedBytes = numel(entry.shape) * DTYPE_BYTES[entry.dtype];
+    const expectedBytes = sizeOf(entry.shape) * DTYPE_BYTES[entry.dtype];
     if (entry.end - entry.begin !== expectedBytes) {
       throw new Error(
-        `${source}: tensor "${entry.name}" (${entry.dtype} ${formatShape(entry.shape)}) needs ${formatBytes(expectedBytes)} but its ${span} span ${formatBytes(entry.end - entry.begin)}; ${WHAT_TO_DO}`,
+        `${source}: tensor "${entry.name}" (${entry.dtype} ${showShape(entry.shape)}) needs ${formatBytes(expectedBytes)} but its ${span} span ${formatBytes(entry.end - entry.begin)}; ${WHAT_TO_DO}`,
       );
     }
     expectedBegin = entry.end;

@@ -1,6 +1,7 @@
+import { showShape, sizeOf } from '@loom/tensor';
 import { bytesOf } from '../bytes';
 import { f32ToBf16Bits, f32ToF16Bits } from '../half';
-import { DTYPE_BYTES, type DType, type FloatDType, formatShape, numel, type StoredTensor } from '../tensor';
+import { DTYPE_BYTES, type DType, type FloatDType, type StoredTensor } from '../tensor';
 import { METADATA_KEY } from './read';
 
 export interface SafetensorsWriteOptions {
@@ -40,9 +41,9 @@ export function serializeSafetensors(
       );
     }
     seen.add(tensor.name);
-    if (numel(tensor.shape) !== tensor.data.length) {
+    if (sizeOf(tensor.shape) !== tensor.data.length) {
       throw new Error(
-        `cannot write tensor "${tensor.name}": shape ${formatShape(tensor.shape)} holds ${numel(tensor.shape)} elements but its data has ${tensor.data.length}`,
+        `cannot write tensor "${tensor.name}": shape ${showShape(tensor.shape)} holds ${sizeOf(tensor.shape)} elements but its data has ${tensor.data.length}`,
       );
     }
     const dtype: DType = tensor.data instanceof Int32Array ? 'I32' : floatDType;
