@@ -1,0 +1,131 @@
+import { CpuBackend } from '@loom/backend-cpu';
+import { getBackend, keep, setBackend, type Tensor, tensor, writeSlice, zeros } from '@loom/tensor';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { forwardBatch, type KVStore, makeConfig, type TransformerConfig, TransformerLM } from '../src/index';
+
+/** A preallocated cache of one sequence: [1, capacity, Hkv, hd] keys and values per layer. */
+class TestCache implements KVStore {
+  readonly #keys: Tensor[];
+  readonly #values: Tensor[];
+
+  constructor(config: TransformerConfig) {
+    const shape = [1, config.maxSeqLen, config.numKvHeads, config.dim / config.numHeads];
+    this.#keys = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
+    this.#values = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
+  }
+
+  update(layer: number, k: Tensor, v: Tensor, offset: number): { k: Tensor; v: Tensor } {
+    writeSlice(this.#keys[layer], k, [0, offset, 0, 0]);
+    writeSlice(this.#values[layer], v, [0, offset, 0, 0]);
+    return {
+      k: this.#keys[layer].view(this.#keys[layer].shape),
+      v: this.#values[layer].view(this.#values[layer].shape),
+    };
+  }
+
+  dispose(): void {
+    for (const t of [...this.#keys, ...this.#values]) t.dispose();
+  }
+}
+
+/** A sequence decoded alone: the logits [vocab] of its last new token, through the model's own forward. */
+async function alone(
+  model: TransformerLM,
+  tokens: number[],
+  offset: number,
+  cache: KVStore,
+): Promise<Float32Array> {
+  const ids = tensor(Int32Array.from(tokens), [1, tokens.length]); // [1, T]
+  const logits = model.forward(ids, { offset, cache }); // [1, T, vocab]
+  const { vocabSize } = model.config;
+  const last = logits.slice([0, tokens.length - 1, 0], [1, 1, vocabSize]);
+  const row = await last.float32Data();
+  for (const t of [ids, logits, last]) t.dispose();
+  return row;
+}
+
+function expectClose(actual: Float32Array, expected: Float32Array): void {
+  expect(actual.length).toBe(expected.length);
+  let worst = 0;
+  for (let i = 0; i < actual.length; i++) worst = Math.max(worst, Math.abs(actual[i] - expected[i]));
+  expect(worst).toBeLessThan(1e-5);
+}
+
+describe('forwardBatch', () => {
+  beforeAll(() => setBackend(new CpuBackend()));
+
+  for (const preset of ['llama', 'gpt2'] as const) {
+    it(`${preset}: each sequence's logits equal those of the sequence decoded alone, at different positions`, async () => {
+      const config = makeConfig(preset, {
+        vocabSize: 23,
+        dim: 32,
+        numLayers: 2,
+        numHeads: 4,
+        numKvHeads: 2,
+        maxSeqLen: 24,
+      });
+      const model = new TransformerLM(config, { seed: 7 });
+      const live = getBackend().liveCount();
+      const prompts = [[1, 5, 9, 2, 7], [3], [4, 8, 15, 16, 22, 11, 6, 10, 12]];
+      const batched = prompts.map(() => new TestCache(config));
+      const single = prompts.map(() => new TestCache(config));
+      // Steps of [sequence, new tokens]: whole prompts, chunks of one, single-token decodes, a late joiner.
+      const steps: [number, number[]][][] = [
+        [
+          [0, prompts[0]],
+          [2, prompts[2].slice(0, 4)],
+        ],
+        [
+          [0, [13]],
+          [2, prompts[2].slice(4)],
+          [1, prompts[1]],
+        ],
+        [
+          [1, [14]],
+          [0, [17]],
+          [2, [19]],
+        ],
+        [
+          [2, [20]],
+          [1, [21, 0]],
+        ],
+      ];
+      const offsets = prompts.map(() => 0);
+      for (const step of steps) {
+        const logits = forwardBatch(
+          model,
+          step.map(([s, tokens]) => ({ tokens, offset: offsets[s], cache: batched[s] })),
+        ); // [S, vocab]
+        expect(logits.shape).toEqual([step.length, config.vocabSize]);
+        const rows = await logits.float32Data();
+        logits.dispose();
+        for (const [row, [s, tokens]] of step.entries()) {
+          const expected = await alone(model, tokens, offsets[s], single[s]);
+          expectClose(rows.subarray(row * config.vocabSize, (row + 1) * config.vocabSize), expected);
+          offsets[s] += tokens.length;
+        }
+      }
+      for (const cache of [...batched, ...single]) cache.dispose();
+      expect(getBackend().liveCount()).toBe(live);
+      model.dispose();
+    });
+  }
+
+  it('refuses an empty batch, a bad token and positions past maxSeqLen, naming the sequence', () => {
+    const config = makeConfig('llama', { vocabSize: 5, dim: 8, numLayers: 1, numHeads: 2, maxSeqLen: 4 });
+    const model = new TransformerLM(config);
+    const cache = new TestCache(config);
+    expect(() => forwardBatch(model, [])).toThrow(/at least one sequence/);
+    expect(() => forwardBatch(model, [{ tokens: [1, 5], offset: 0, cache }])).toThrow(
+      /sequence 0 token 1 is 5; ids must be integers in \[0, 5\)/,
+    );
+    expect(() =>
+      forwardBatch(model, [
+        { tokens: [1], offset: 0, cache },
+        { tokens: [1, 2], offset: 3, cache },
+      ]),
+    ).toThrow(/sequence 1 puts 2 tokens at offset 3; positions must lie in \[0, 4\)/);
+    cache.dispose();
+    model.dispose();
+  });
+});
