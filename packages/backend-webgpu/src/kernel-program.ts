@@ -4,9 +4,9 @@
  * read-write storage buffers, then the uniform `Params` block when `uniform` is set.
  */
 export interface KernelProgram {
-  /** Identifies the shader and its specialisation (dtype, rank, op, tile size...). */
+  /** Names the shader and its specialisation in labels and errors (the cache keys pipelines by their code). */
   readonly key: string;
-  /** Builds the WGSL source; called once per key. */
+  /** Builds the WGSL source; called at each dispatch, so it must be cheap and pure. */
   readonly code: () => string;
   readonly inputs: number;
   readonly outputs: number;

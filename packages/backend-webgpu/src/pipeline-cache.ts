@@ -6,7 +6,10 @@ export interface CachedPipeline {
   readonly bindGroupLayout: GPUBindGroupLayout;
 }
 
-/** Compute pipelines keyed by shader and specialisation, with one bind group layout per binding shape. */
+/**
+ * Compute pipelines keyed by the WGSL they compile (and their binding shape), so that two different shaders can
+ * never share a pipeline through a key that forgot a specialisation; `program.key` only labels them.
+ */
 export class PipelineCache {
   readonly #device: GPUDevice;
   readonly #pipelines = new Map<string, CachedPipeline>();
@@ -21,17 +24,19 @@ export class PipelineCache {
   }
 
   get(program: KernelProgram): CachedPipeline {
-    const hit = this.#pipelines.get(program.key);
+    const code = program.code();
+    const key = `${program.inputs}/${program.outputs}/${program.uniform}\n${code}`;
+    const hit = this.#pipelines.get(key);
     if (hit) return hit;
     const layout = this.#layout(program);
-    const module = this.#device.createShaderModule({ label: program.key, code: program.code() });
+    const module = this.#device.createShaderModule({ label: program.key, code });
     const pipeline = this.#device.createComputePipeline({
       label: program.key,
       layout: layout.pipeline,
       compute: { module, entryPoint: 'main' },
     });
     const cached = { pipeline, bindGroupLayout: layout.bindGroup };
-    this.#pipelines.set(program.key, cached);
+    this.#pipelines.set(key, cached);
     return cached;
   }
 

@@ -1,6 +1,8 @@
 import { full, matmul, scope, sum, tensor, writeSlice, zeros } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { NO_ADAPTER_MESSAGE, WebGPUBackend } from '../src/index';
+import type { KernelProgram } from '../src/kernel-program';
+import { PipelineCache } from '../src/pipeline-cache';
 import { nodeBackend } from './node-gpu';
 
 const backend = await nodeBackend();
@@ -122,5 +124,24 @@ describe.skipIf(!backend)('runtime (lavapipe)', () => {
     expect(b.stats().pooledBytes).toBeGreaterThan(0);
     b.trimPool();
     expect(b.stats().pooledBytes).toBe(0);
+  });
+});
+
+describe.skipIf(!backend)('pipeline cache', () => {
+  it('keys pipelines by their code, so one key with two shaders gives two pipelines', () => {
+    const cache = new PipelineCache(backend!.device);
+    const shader = (value: number): KernelProgram => ({
+      key: 'same-key',
+      code: () => `@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(1) fn main() { out[0] = ${value}.0; }`,
+      inputs: 0,
+      outputs: 1,
+      uniform: false,
+    });
+    const one = cache.get(shader(1));
+    const two = cache.get(shader(2));
+    expect(two.pipeline).not.toBe(one.pipeline);
+    expect(cache.get(shader(1)).pipeline).toBe(one.pipeline);
+    expect(cache.size).toBe(2);
   });
 });
