@@ -1,0 +1,82 @@
+import type { Settings } from './settings';
+
+/** How a conversation is turned into a prompt: the story so far continued as is, or a chat template. */
+export type PromptMode = 'story' | 'plain' | 'llama2' | 'chatml';
+
+/** Which backend the page asks for: WebGPU when it works (`auto`), or the CPU (`?backend=cpu`). */
+export type BackendChoice = 'auto' | 'cpu';
+
+/** A file handed to the worker: its name (for errors) and bytes. */
+export interface ModelFile {
+  readonly name: string;
+  readonly bytes: ArrayBuffer;
+}
+
+/** What the page asks the worker. */
+export type Request =
+  | { readonly type: 'init'; readonly backend: BackendChoice }
+  | { readonly type: 'load'; readonly files: readonly ModelFile[] }
+  | { readonly type: 'reset'; readonly mode: PromptMode; readonly system: string }
+  | { readonly type: 'send'; readonly turn: number; readonly text: string; readonly settings: Settings }
+  | { readonly type: 'stop' };
+
+/** The backend the worker runs on, and why it is not WebGPU when it is not. */
+export interface BackendInfo {
+  readonly name: 'webgpu' | 'cpu';
+  /** The WebGPU adapter (vendor / architecture / description), or the CPU's thread count. */
+  readonly adapter: string;
+  /** Why the worker fell back to the CPU; absent on WebGPU. */
+  readonly notice?: string;
+}
+
+/** The model that was loaded. */
+export interface ModelInfo {
+  /** The file names it came from. */
+  readonly source: string;
+  /** Architecture in a line (`llama dim=64 ... vocab=512 seqLen=512`). */
+  readonly description: string;
+  readonly parameters: number;
+  readonly weightBytes: number;
+  readonly maxSeqLen: number;
+  /** The prompt mode that suits the tokenizer (a chat template when it has the special tokens). */
+  readonly mode: PromptMode;
+}
+
+/** An alternative the sampler considered for a generated token. */
+export interface Alternative {
+  readonly text: string;
+  readonly probability: number;
+}
+
+/** The figures of a finished reply. */
+export interface ReplyStats {
+  readonly stopReason: string;
+  readonly promptTokens: number;
+  /** Prompt tokens already in the cache from earlier turns, not run again. */
+  readonly reusedTokens: number;
+  /** Prompt tokens run through the model in this turn's prefill. */
+  readonly prefilledTokens: number;
+  readonly generatedTokens: number;
+  readonly timeToFirstTokenMs: number;
+  readonly prefillTokensPerSecond: number;
+  readonly decodeTokensPerSecond: number;
+  /** Positions of the context in use after the reply, and how many it holds. */
+  readonly contextUsed: number;
+  readonly contextCapacity: number;
+  /** Bytes of the key/value cache. */
+  readonly cacheBytes: number;
+}
+
+/** What the worker tells the page; a reply's reports carry the number of the turn (`send`) they answer. */
+export type Report =
+  | { readonly type: 'backend'; readonly backend: BackendInfo }
+  | { readonly type: 'loaded'; readonly model: ModelInfo }
+  | { readonly type: 'error'; readonly message: string }
+  | { readonly type: 'dropped'; readonly turn: number; readonly notice: string }
+  | {
+      readonly type: 'token';
+      readonly turn: number;
+      readonly text: string;
+      readonly alternatives: readonly Alternative[];
+    }
+  | { readonly type: 'done'; readonly turn: number; readonly text: string; readonly stats: ReplyStats };

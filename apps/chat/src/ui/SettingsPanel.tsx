@@ -1,0 +1,72 @@
+import type { PromptMode } from '../protocol';
+import { parseSetting, SETTING_FIELDS } from '../settings';
+import { newChat } from './model-worker-client';
+import * as state from './state';
+
+const MODES: readonly { readonly value: PromptMode; readonly label: string }[] = [
+  { value: 'story', label: 'Story (continue the text)' },
+  { value: 'plain', label: 'Plain chat (User: / Assistant:)' },
+  { value: 'llama2', label: 'Llama 2 chat' },
+  { value: 'chatml', label: 'ChatML' },
+];
+
+/** The system prompt, prompt format and sampling controls, each checked as it is typed. */
+export function SettingsPanel() {
+  const text = state.settingText.value;
+  return (
+    <section class="panel" aria-labelledby="settings-heading">
+      <h2 id="settings-heading">Settings</h2>
+      <label for="mode">Prompt format (starts a new chat)</label>
+      <select
+        id="mode"
+        value={state.mode.value}
+        onChange={(event) => {
+          state.mode.value = event.currentTarget.value as PromptMode;
+          newChat();
+        }}
+      >
+        {MODES.map((mode) => (
+          <option key={mode.value} value={mode.value}>
+            {mode.label}
+          </option>
+        ))}
+      </select>
+      <label for="system">System prompt (chat formats; applies to a new chat)</label>
+      <textarea
+        id="system"
+        rows={2}
+        value={state.system.value}
+        onInput={(event) => {
+          state.system.value = event.currentTarget.value;
+        }}
+      />
+      <div class="settings-grid">
+        {SETTING_FIELDS.map(({ name, label, step }) => {
+          const parsed = parseSetting(name, text[name]);
+          const errorId = `${name}-error`;
+          return (
+            <div key={name} class="setting">
+              <label for={name}>{label}</label>
+              <input
+                id={name}
+                type="number"
+                step={step}
+                value={text[name]}
+                aria-invalid={'error' in parsed}
+                aria-describedby={'error' in parsed ? errorId : undefined}
+                onInput={(event) => {
+                  state.settingText.value = { ...state.settingText.value, [name]: event.currentTarget.value };
+                }}
+              />
+              {'error' in parsed && (
+                <span id={errorId} class="field-error" role="alert">
+                  {parsed.error}
+                </span>
+              )}
+            </div>
+          );
+        })}
+      </div>
+    </section>
+  );
+}

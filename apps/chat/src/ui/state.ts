@@ -1,0 +1,38 @@
+import { signal } from '@preact/signals';
+import type { Alternative, BackendInfo, ModelInfo, PromptMode, ReplyStats } from '../protocol';
+import { DEFAULT_SETTINGS, type SettingName } from '../settings';
+
+/** A generated token as shown: its text and the sampler's likeliest alternatives. */
+export interface Piece {
+  readonly text: string;
+  readonly alternatives: readonly Alternative[];
+}
+
+/** A message of the conversation on the page; a reply keeps its pieces for the probability tooltips. */
+export interface Message {
+  readonly role: 'user' | 'assistant';
+  readonly text: string;
+  readonly pieces?: readonly Piece[];
+  /** Why the reply ended, when it was not its natural end. */
+  readonly stopped?: string;
+}
+
+export const backend = signal<BackendInfo | undefined>(undefined);
+export const model = signal<ModelInfo | undefined>(undefined);
+/** What the model is doing: nothing, loading, or writing a reply. */
+export const busy = signal<'idle' | 'loading' | 'generating'>('idle');
+export const error = signal<string | undefined>(undefined);
+export const notice = signal<string | undefined>(undefined);
+export const messages = signal<readonly Message[]>([]);
+/** The reply being streamed. */
+export const reply = signal<readonly Piece[]>([]);
+export const stats = signal<ReplyStats | undefined>(undefined);
+export const mode = signal<PromptMode>('story');
+export const system = signal('');
+/** The text in each control, as typed, and the sampler's message where it is not valid. */
+export const settingText = signal<Record<SettingName, string>>(
+  Object.fromEntries(
+    Object.entries(DEFAULT_SETTINGS).map(([name, value]) => [name, String(value)]),
+  ) as Record<SettingName, string>,
+);
+export const theme = signal<'system' | 'light' | 'dark'>('system');

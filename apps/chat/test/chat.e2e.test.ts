@@ -1,0 +1,246 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseModel, saveCheckpoint } from '@loom/models';
+import { loadTokenizer } from '@loom/tokenizer';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { modelFilesIn, serveChat } from '../src/serve/static-server';
+
+/** The Chromium to drive (never downloaded); override with LOOM_CHROMIUM. */
+const CHROMIUM = process.env.LOOM_CHROMIUM ?? '/usr/bin/chromium';
+const FLAGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu-sandbox',
+  '--enable-unsafe-webgpu',
+  '--enable-features=Vulkan',
+  '--use-angle=swiftshader',
+  '--use-webgpu-adapter=swiftshader',
+  '--enable-unsafe-swiftshader',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
+const APP = join(import.meta.dirname, '..');
+const ARTIFACTS = join(APP, 'test-artifacts');
+const DATA = join(APP, '../../../shared/data');
+const MODEL = join(DATA, 'models/stories260K.bin');
+const TOKENIZER = join(DATA, 'models/tok512.bin');
+
+interface GreedyReference {
+  readonly prompt: string;
+  readonly steps: number;
+  readonly prompt_tokens: readonly number[];
+  /** The prompt's text followed by the greedy continuation, as llama2.c's run.c prints it. */
+  readonly text: string;
+}
+const golden: { greedy: GreedyReference[] } = JSON.parse(
+  readFileSync(join(DATA, 'golden/stories260K.json'), 'utf8'),
+);
+const [reference] = golden.greedy;
+
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) {
+  const message = `no Chromium at ${CHROMIUM}: apt-get install chromium, or set LOOM_CHROMIUM to its path`;
+  if (process.env.CI === 'true') throw new Error(`the chat end-to-end test must run on CI: ${message}`);
+  console.warn(`skipping the chat end-to-end test: ${message}`);
+}
+
+/** Waits for the page to get there (a reply is a few seconds of software rendering). */
+const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 60_000, interval: 50 });
+const stat = (page: Page, name: string) => page.locator(`[data-stat="${name}"]`);
+const lastReply = (page: Page) => page.locator('.message.assistant:not(.streaming) .message-text').last();
+
+async function setControl(page: Page, label: string, value: string): Promise<void> {
+  await page.getByLabel(label, { exact: true }).fill(value);
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.getByLabel('Message', { exact: true }).fill(text);
+  await page.getByLabel('Message', { exact: true }).press('Enter');
+}
+
+/** Sends a message and waits for the reply's figures. */
+async function sendAndWait(page: Page, text: string): Promise<void> {
+  const before = await page.locator('.message.assistant').count();
+  await send(page, text);
+  await poll(() => page.locator('.message.assistant:not(.streaming)').count()).toBe(before + 1);
+  await poll(() => page.getByRole('button', { name: 'Send' }).count()).toBe(1);
+}
+
+describe.skipIf(!haveChromium)('the chat page in headless Chromium', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loom-chat-e2e-'));
+  let server: Server;
+  let browser: Browser;
+  let origin: string;
+
+  beforeAll(async () => {
+    await build({ root: APP, logLevel: 'error', build: { outDir: join(dir, 'dist'), emptyOutDir: true } });
+    server = await serveChat({ root: join(dir, 'dist') });
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('the test server has no TCP port');
+    origin = `http://127.0.0.1:${address.port}`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    mkdirSync(ARTIFACTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('loads the checkpoint the server offers under /model/ at once (pnpm start)', async () => {
+    const checkpoint = join(dir, 'checkpoint');
+    saveCheckpoint(checkpoint, {
+      ...parseModel(readFileSync(MODEL), undefined),
+      tokenizerJson: JSON.stringify(loadTokenizer(readFileSync(TOKENIZER)).toJSON()),
+    });
+    const served = await serveChat({ root: join(dir, 'dist'), modelFiles: modelFilesIn(checkpoint) });
+    const address = served.address();
+    if (address === null || typeof address === 'string') throw new Error('the test server has no TCP port');
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`http://127.0.0.1:${address.port}/?backend=cpu`);
+      await poll(() => page.locator('.model-info').textContent()).toContain(
+        'model.safetensors, tokenizer.json, config.json',
+      );
+      expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
+      await setControl(page, 'Temperature', '0');
+      await setControl(page, 'Repetition penalty', '1');
+      await setControl(page, 'Max tokens', '30');
+      await sendAndWait(page, reference.prompt);
+      expect(reference.text.startsWith(reference.prompt + (await lastReply(page).textContent()))).toBe(true);
+    } finally {
+      await context.close();
+      served.close();
+    }
+  });
+
+  for (const backend of ['webgpu', 'cpu'] as const) {
+    describe(`on ${backend}`, () => {
+      let page: Page;
+
+      beforeAll(async () => {
+        const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+        page = await context.newPage();
+        page.on('pageerror', (error) => console.error(`page error: ${error.message}`));
+        await page.goto(`${origin}/${backend === 'cpu' ? '?backend=cpu' : ''}`);
+        await page.locator('[data-stat="backend"]', { hasText: /^(webgpu|cpu) / }).waitFor();
+      });
+
+      afterAll(() => page?.context().close());
+
+      it(`runs on ${backend}${backend === 'cpu' ? ' with the fallback notice' : ''}`, async () => {
+        expect(await stat(page, 'backend').textContent()).toMatch(new RegExp(`^${backend} \\(`));
+        const notice = page.locator('.backend-notice');
+        if (backend === 'cpu')
+          expect(await notice.textContent()).toContain('WebGPU is turned off by ?backend=cpu');
+        else expect(await notice.count()).toBe(0);
+      });
+
+      it('shows the library error for a file that is not a model', async () => {
+        await page.getByLabel('Model files').setInputFiles({
+          name: 'notes.txt',
+          mimeType: 'text/plain',
+          buffer: Buffer.from('these are my notes, not a model'),
+        });
+        await poll(() => page.getByRole('alert').textContent()).toContain(
+          'notes.txt: not a model file Loom recognises',
+        );
+      });
+
+      it('streams the golden greedy continuation of "Once upon a time" from stories260K + tok512', async () => {
+        await page.getByLabel('Model files').setInputFiles([MODEL, TOKENIZER]);
+        await poll(() => page.locator('.model-info').textContent()).toContain('stories260K.bin');
+        await setControl(page, 'Temperature', '0');
+        await setControl(page, 'Repetition penalty', '1'); // plain greedy, as the reference
+        // run.c runs `steps` positions: the prompt, then a new token from each position after it.
+        await setControl(page, 'Max tokens', String(reference.steps - reference.prompt_tokens.length + 1));
+        await sendAndWait(page, reference.prompt);
+        expect(await stat(page, 'stop-reason').textContent()).toBe('max-tokens');
+        expect(reference.prompt + (await lastReply(page).textContent())).toBe(reference.text);
+        // Streamed token by token, each with the sampler's alternatives on hover.
+        const tokens = lastReply(page).locator('.token');
+        expect(await tokens.count()).toBeGreaterThan(100);
+        expect(await tokens.nth(3).getAttribute('title')).toMatch(/%/);
+      });
+
+      it('prefills only the new turn of a conversation', async () => {
+        const before = Number(
+          await stat(page, 'context')
+            .textContent()
+            .then((text) => text?.split(' / ')[0]),
+        );
+        await setControl(page, 'Max tokens', '20');
+        await sendAndWait(page, 'The next day');
+        const reused = Number(await stat(page, 'reused').textContent());
+        const prefilled = Number(await stat(page, 'prefilled').textContent());
+        // The cache held the whole first turn but the last generated token; the new text is a few tokens.
+        expect(reused).toBeGreaterThanOrEqual(before - 1);
+        expect(prefilled).toBeGreaterThan(0);
+        expect(prefilled).toBeLessThanOrEqual(6);
+      });
+
+      it('reuses the cache across the turns of a plain chat (the runtime ChatSession)', async () => {
+        await page.getByLabel('Prompt format (starts a new chat)').selectOption('plain');
+        await setControl(page, 'Max tokens', '20');
+        await sendAndWait(page, 'Tell me a story.');
+        const before = Number(
+          await stat(page, 'context')
+            .textContent()
+            .then((text) => text?.split(' / ')[0]),
+        );
+        await sendAndWait(page, 'What happened next?');
+        const reused = Number(await stat(page, 'reused').textContent());
+        const prefilled = Number(await stat(page, 'prefilled').textContent());
+        console.info(
+          `plain chat, second turn: ${reused} tokens reused of ${before} cached, ${prefilled} prefilled`,
+        );
+        expect(reused).toBeGreaterThan(0);
+        expect(prefilled).toBeLessThan(before);
+        await page.getByLabel('Prompt format (starts a new chat)').selectOption('story');
+      });
+
+      it('stops a long reply at once with the Stop button and with Esc', async () => {
+        for (const how of ['button', 'escape'] as const) {
+          await page.getByRole('button', { name: 'New chat' }).click();
+          await setControl(page, 'Temperature', '0.8');
+          await setControl(page, 'Max tokens', '400');
+          await send(page, 'Once upon a time');
+          await poll(() => page.locator('.streaming .token').count()).toBeGreaterThan(5);
+          if (how === 'button') await page.getByRole('button', { name: 'Stop' }).click();
+          else await page.keyboard.press('Escape');
+          expect(await page.locator('.streaming').count()).toBe(0);
+          const stopped = await lastReply(page).textContent();
+          await poll(() => stat(page, 'stop-reason').textContent()).toBe('aborted');
+          expect(Number(await stat(page, 'generated').textContent())).toBeLessThan(400);
+          expect(await lastReply(page).textContent()).toBe(stopped);
+          expect(await page.locator('.stopped').last().textContent()).toBe('(stopped)');
+        }
+      });
+
+      it('saves light and dark screenshots, and fits a 400 px wide screen', async () => {
+        for (const scheme of ['light', 'dark'] as const) {
+          await page.emulateMedia({ colorScheme: scheme });
+          await page.screenshot({ path: join(ARTIFACTS, `chat-${backend}-${scheme}.png`), fullPage: true });
+        }
+        await page.setViewportSize({ width: 400, height: 800 });
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(400);
+        await page.screenshot({ path: join(ARTIFACTS, `chat-${backend}-400px.png`), fullPage: true });
+      });
+
+      it('finds the conversations again after a reload', async () => {
+        const shown = await page.locator('.message').allTextContents();
+        await page.reload();
+        await poll(() => page.locator('.message').allTextContents()).toEqual(shown);
+        // The golden story, the plain chat and the two stopped stories.
+        expect(await page.locator('.conversations li').count()).toBe(4);
+      });
+    });
+  }
+});
