@@ -59,7 +59,14 @@ export function makeConfig(preset: Preset, input: ConfigInput): TransformerConfi
 export const PRESETS: readonly Preset[] = ['llama', 'gpt2'];
 
 /** The integer sizes of a config. */
-export type ConfigSize = 'vocabSize' | 'dim' | 'numLayers' | 'numHeads' | 'numKvHeads' | 'hiddenDim' | 'maxSeqLen';
+export type ConfigSize =
+  | 'vocabSize'
+  | 'dim'
+  | 'numLayers'
+  | 'numHeads'
+  | 'numKvHeads'
+  | 'hiddenDim'
+  | 'maxSeqLen';
 
 /**
  * The largest value Loom accepts for each size: far above any released model (the largest have a vocabulary of
@@ -82,7 +89,8 @@ export function configProblems(config: TransformerConfig): string[] {
   const problems: string[] = [];
   for (const key of Object.keys(CONFIG_LIMITS) as ConfigSize[]) {
     const value = config[key];
-    if (!Number.isInteger(value) || value < 1) problems.push(`${key} must be a positive integer, got ${value}`);
+    if (!Number.isInteger(value) || value < 1)
+      problems.push(`${key} must be a positive integer, got ${value}`);
     else if (value > CONFIG_LIMITS[key]) {
       problems.push(`${key}=${value} is over Loom's limit of ${CONFIG_LIMITS[key]}`);
     }

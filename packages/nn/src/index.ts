@@ -1,5 +1,12 @@
 export { type BatchSequence, forwardBatch } from './batched-forward';
-export type { ConfigInput, ConfigSize, ModelOptions, NormPlacement, Preset, TransformerConfig } from './config';
+export type {
+  ConfigInput,
+  ConfigSize,
+  ModelOptions,
+  NormPlacement,
+  Preset,
+  TransformerConfig,
+} from './config';
 export { CONFIG_LIMITS, configProblems, headDim, kvDim, makeConfig, PRESETS, validateConfig } from './config';
 export type { MemoryEstimate } from './count';
 export { memoryEstimate, parameterCount } from './count';
