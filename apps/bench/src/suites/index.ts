@@ -2,8 +2,16 @@ import type { Suite } from '../suite';
 import { generateSuite } from './generate';
 import { matmulSuite } from './matmul';
 import { memorySuite } from './memory';
+import { serveSuite } from './serve';
 import { tokenizerSuite } from './tokenizer';
 import { trainSuite } from './train';
 
 /** Every benchmark suite, by the name given on the command line. */
-export const suites: readonly Suite[] = [tokenizerSuite, matmulSuite, generateSuite, memorySuite, trainSuite];
+export const suites: readonly Suite[] = [
+  tokenizerSuite,
+  matmulSuite,
+  generateSuite,
+  memorySuite,
+  trainSuite,
+  serveSuite,
+];

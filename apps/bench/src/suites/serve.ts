@@ -1,0 +1,108 @@
+import { CpuBackend, configureCpuKernels, cpuKernelSettings } from '@loom/backend-cpu';
+import { KVCache } from '@loom/kvcache';
+import { loadModelFile, transformerFromTensors } from '@loom/models';
+import { forwardBatch, makeConfig, TransformerLM } from '@loom/nn';
+import { argmax } from '@loom/sampler';
+import { type Backend, setBackend } from '@loom/tensor';
+import { integerFlag } from '../flags';
+import { sharedDataFile } from '../shared-data';
+import { median } from '../stats';
+import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
+
+/** Concurrent streams measured. */
+const STREAMS = [1, 2, 4, 8, 16];
+const PROMPT_TOKENS = 8;
+const ROUNDS = 3;
+
+/** Seconds of `steps` batched greedy decode steps of `streams` sequences, each after its own prompt. */
+async function decodeSeconds(model: TransformerLM, streams: number, steps: number): Promise<number> {
+  const { vocabSize } = model.config;
+  const caches = Array.from({ length: streams }, () =>
+    KVCache.forModel(model.config, { capacity: PROMPT_TOKENS + steps, backend: model.backend }),
+  );
+  // Different prompts, so the sequences differ: token ids spread over the vocabulary.
+  let tokens = caches.map((_, s) =>
+    Array.from({ length: PROMPT_TOKENS }, (_, i) => (1 + (s * 31 + i) * 7919) % vocabSize),
+  );
+  let offset = 0;
+  const run = async () => {
+    const logits = forwardBatch(
+      model,
+      caches.map((cache, s) => ({ tokens: tokens[s], offset, cache })),
+    ); // [streams, vocab]
+    const rows = await logits.float32Data();
+    logits.dispose();
+    offset += tokens[0].length;
+    tokens = caches.map((_, s) => [argmax(rows.subarray(s * vocabSize, (s + 1) * vocabSize))]);
+  };
+  await run(); // the prefill, not timed
+  const start = performance.now();
+  for (let step = 1; step < steps; step++) await run();
+  const seconds = (performance.now() - start) / 1000;
+  for (const cache of caches) cache.dispose();
+  return seconds;
+}
+
+async function createBackend(name: SuiteOptions['backend']): Promise<Backend> {
+  if (name === 'cpu') return new CpuBackend();
+  const { requireNodeWebGPU } = await import('@loom/webgpu-node');
+  return requireNodeWebGPU();
+}
+
+/** The models measured: stories260K when the shared data has it, and a randomly initialised stories15M shape. */
+function targets(notes: string[]): { name: string; build: () => TransformerLM }[] {
+  const list: { name: string; build: () => TransformerLM }[] = [];
+  const stories = sharedDataFile('models/stories260K.bin');
+  if (stories === undefined)
+    notes.push('stories260K skipped: ../shared/data/models/stories260K.bin is not there.');
+  else
+    list.push({ name: 'stories260K', build: () => transformerFromTensors(loadModelFile(stories), stories) });
+  // stories15M's shape (llama2.c): dim 288, hidden 768, 6 layers of 6 heads, vocab 32000.
+  const config = makeConfig('llama', {
+    vocabSize: 32000,
+    dim: 288,
+    hiddenDim: 768,
+    numLayers: 6,
+    numHeads: 6,
+    maxSeqLen: 256,
+    tiedEmbeddings: true,
+  });
+  list.push({ name: 'stories15M shape', build: () => new TransformerLM(config).eval() });
+  return list;
+}
+
+export const serveSuite: Suite = {
+  name: 'serve',
+  description: 'continuous batching: aggregate decode tokens/s of 1 to 16 streams sharing each forward pass',
+  flags: {
+    tokens: { type: 'string' },
+    threads: { type: 'string', short: 't' },
+  },
+  usage: '[--tokens N] [--threads N]',
+  async run(options): Promise<SuiteResult> {
+    const steps = integerFlag(options.values, 'tokens', 2) ?? 64;
+    const threads = integerFlag(options.values, 'threads', 1);
+    if (threads !== undefined) configureCpuKernels({ threads });
+    setBackend(await createBackend(options.backend));
+    const notes: string[] = [];
+    const rows: Row[] = [];
+    for (const target of targets(notes)) {
+      const model = target.build();
+      await decodeSeconds(model, 1, 8); // warm the JIT and the buffer pools
+      let single = 0;
+      for (const streams of STREAMS) {
+        const times: number[] = [];
+        for (let round = 0; round < ROUNDS; round++) times.push(await decodeSeconds(model, streams, steps));
+        const rate = (streams * (steps - 1)) / median(times);
+        if (streams === 1) single = rate;
+        rows.push({ model: target.name, streams, 'decode tok/s': rate, 'vs 1 stream (x)': rate / single });
+      }
+      model.dispose();
+    }
+    notes.push(
+      `${steps - 1} decode steps after a ${PROMPT_TOKENS}-token prompt per stream, one forwardBatch pass per step ` +
+        `over all streams, greedy; median of ${ROUNDS} rounds; ${threads ?? cpuKernelSettings().threads} CPU thread(s).`,
+    );
+    return { title: `serve: batched decode on ${options.backend}`, rows, notes };
+  },
+};

@@ -1,0 +1,130 @@
+import { KVCache } from '@loom/kvcache';
+import type { TransformerLM } from '@loom/nn';
+import { defaultEosTokens } from '@loom/runtime';
+import { Sampler, StoppingCriteria, type StopReason, type TokenLogprob } from '@loom/sampler';
+import { StreamDecoder, type Tokenizer } from '@loom/tokenizer';
+import type { GenerationRequest } from './parse-request';
+
+/** OpenAI's reasons a choice ended. */
+export type FinishReason = 'stop' | 'length';
+
+/** One generated token and the text it completes (empty while a character or a stop string is incomplete). */
+export interface TokenStep {
+  readonly token: number;
+  readonly text: string;
+  readonly logprob: number;
+  readonly top: readonly TokenLogprob[] | undefined;
+}
+
+/** How a finished generation ended. */
+export interface Finish {
+  readonly reason: FinishReason;
+  /** The text the last step still held back. */
+  readonly text: string;
+  readonly promptTokens: number;
+  /** Generated tokens, the one that stopped it (EOS) included. */
+  readonly completionTokens: number;
+}
+
+function finishReason(reason: StopReason): FinishReason {
+  return reason === 'eos' || reason === 'stop-string' ? 'stop' : 'length';
+}
+
+/**
+ * One request being decoded by the batcher: its sampler, stopping criteria and text decoder, the tokens it still
+ * has to run through the model (the rest of its prompt, then each sampled token) and, once admitted, its own
+ * key/value cache of prompt plus max_tokens positions.
+ */
+export class Sequence {
+  readonly sampler: Sampler;
+  readonly criteria: StoppingCriteria;
+  readonly #decoder: StreamDecoder;
+  readonly #promptTokens: number;
+  #pending: number[];
+  #cache: KVCache | undefined;
+  #offset = 0;
+  #generated = 0;
+
+  constructor(
+    tokenizer: Tokenizer,
+    readonly request: GenerationRequest,
+    /** When the request arrived (performance.now()). */
+    readonly arrival: number,
+  ) {
+    this.sampler = new Sampler(request.sampling);
+    this.sampler.observe(request.prompt);
+    this.criteria = new StoppingCriteria({
+      eosTokenIds: defaultEosTokens(tokenizer),
+      stopStrings: request.stopStrings,
+      maxNewTokens: request.maxTokens,
+    });
+    this.#decoder = new StreamDecoder(tokenizer);
+    this.#decoder.push(request.prompt[request.prompt.length - 1]); // a piece's text can depend on the token before it
+    this.#promptTokens = request.prompt.length;
+    this.#pending = [...request.prompt];
+  }
+
+  /** Allocates the cache: the prompt plus max_tokens positions, at most the model's context. */
+  admit(model: TransformerLM): void {
+    const { maxSeqLen } = model.config;
+    const capacity = Math.min(maxSeqLen, this.#promptTokens + (this.request.maxTokens ?? maxSeqLen));
+    this.#cache = KVCache.forModel(model.config, { capacity, backend: model.backend });
+  }
+
+  get cache(): KVCache {
+    if (this.#cache === undefined) throw new Error('Sequence: not admitted yet');
+    return this.#cache;
+  }
+
+  /** Positions already run through the model. */
+  get offset(): number {
+    return this.#offset;
+  }
+
+  /** The generated tokens so far. */
+  get generated(): number {
+    return this.#generated;
+  }
+
+  /** The tokens to run this step: a decode token, or the next chunk of the prompt. */
+  next(chunk: number): number[] {
+    return this.#pending.slice(0, chunk);
+  }
+
+  /** Records that `count` pending tokens ran; true when the prompt is all in and the logits predict a new token. */
+  ran(count: number): boolean {
+    this.#pending = this.#pending.slice(count);
+    this.#offset += count;
+    return this.#pending.length === 0;
+  }
+
+  /**
+   * Samples the next token from the logits row of the last token that ran; gives the step and, when the
+   * generation ends with it, how it finished.
+   */
+  choose(row: Float32Array): { step: TokenStep; finish: Finish | undefined } {
+    const { token, logprob, top } = this.sampler.sample(row);
+    this.#generated++;
+    const stop = this.criteria.push(token, this.#decoder.push(token));
+    const step = { token, text: stop.text, logprob, top };
+    if (stop.reason !== null) {
+      const tail = stop.reason === 'stop-string' ? '' : this.#decoder.flush();
+      return { step, finish: this.#finish(finishReason(stop.reason), tail) };
+    }
+    if (this.#offset >= this.cache.capacity) {
+      return { step, finish: this.#finish('length', this.criteria.flush() + this.#decoder.flush()) };
+    }
+    this.#pending = [token];
+    return { step, finish: undefined };
+  }
+
+  /** Frees the cache (idempotent). */
+  release(): void {
+    this.#cache?.dispose();
+    this.#cache = undefined;
+  }
+
+  #finish(reason: FinishReason, text: string): Finish {
+    return { reason, text, promptTokens: this.#promptTokens, completionTokens: this.#generated };
+  }
+}
