@@ -1,7 +1,9 @@
+import { type ParseArgsConfig, parseArgs as parseFlags } from 'node:util';
+
 /** The backends the CLI can run on. */
 export type BackendName = 'cpu' | 'webgpu';
 
-/** A parsed `pnpm generate` command line. */
+/** A parsed `loom generate` command line. */
 export type Command =
   | { readonly kind: 'help' }
   | {
@@ -12,6 +14,8 @@ export type Command =
       readonly maxTokens: number;
       /** Positions of the KV cache; undefined sizes it for the prompt plus maxTokens. */
       readonly context: number | undefined;
+      /** Slide the window when the context is full (false with --no-context-shift: stop there). */
+      readonly contextShift: boolean;
       readonly temperature: number;
       readonly topK: number;
       readonly topP: number;
@@ -19,31 +23,36 @@ export type Command =
       readonly repetitionPenalty: number;
       readonly seed: number | undefined;
       readonly stop: readonly string[];
+      /** CPU kernel threads; undefined leaves the backend's default. */
+      readonly threads: number | undefined;
       readonly backend: BackendName;
       readonly json: boolean;
     };
 
-export const USAGE = `usage: pnpm generate --model PATH --prompt TEXT [options]
+export const USAGE = `usage: loom generate -m PATH -p TEXT [options]
 
-  --model PATH              llama2.c .bin, safetensors with config.json (Hugging Face or Loom), or a Loom checkpoint directory
-  --tokenizer PATH          tokenizer file (default: the checkpoint's own, or tokenizer.json / tokenizer.bin beside the model)
-  --prompt TEXT             text to continue (default: empty, which llama2.c models start from BOS)
-  --max-tokens N            new tokens at most (default 256; generation also stops at EOS or a full context)
-  --context N               positions of the KV cache, at most the model's maximum (default: the prompt plus --max-tokens)
-  --temperature T           0 is greedy (default 1)
-  --top-k K                 keep the K likeliest tokens; 0 is off (default 0)
-  --top-p P                 nucleus sampling, in (0, 1]; 1 is off (default 0.9)
-  --min-p P                 keep tokens at least P times as likely as the likeliest (default 0)
-  --repetition-penalty R    penalise tokens already seen, R > 0; 1 is off (default 1)
-  --seed S                  seed of the sampler (default: from the clock; printed with --json)
-  --stop STR                stop when the text reaches STR (repeatable)
-  --backend cpu|webgpu      where to run (default cpu)
-  --json                    print one JSON object (tokens, text, stop reason, timings) instead of streaming text
-  --help                    this text
+  -m, --model PATH              llama2.c .bin, GGUF, safetensors with config.json (Hugging Face or Loom), or a Loom checkpoint directory
+      --tokenizer PATH          tokenizer file (default: the checkpoint's own, or tokenizer.json / tokenizer.bin beside the model)
+  -p, --prompt TEXT             text to continue (default: empty, which llama2.c models start from BOS)
+  -n, --max-tokens N            new tokens at most (default 256; generation also stops at EOS)
+  -c, --context N               positions of the KV cache, at most the model's maximum (default: the prompt plus --max-tokens)
+      --no-context-shift        stop when the context is full (stop reason context-full) instead of sliding the window
+      --temperature T           0 is greedy (default 1)
+      --top-k K                 keep the K likeliest tokens; 0 is off (default 0)
+      --top-p P                 nucleus sampling, in (0, 1]; 1 is off (default 0.9)
+      --min-p P                 keep tokens at least P times as likely as the likeliest (default 0)
+      --repetition-penalty R    penalise tokens already seen, R > 0; 1 is off (default 1)
+  -s, --seed S                  seed of the sampler (default: from the clock; printed with --json)
+      --stop STR                stop when the text reaches STR (repeatable)
+  -t, --threads N               CPU threads of the matrix kernels (default: the machine's, at most 8)
+      --backend cpu|webgpu      where to run (default cpu)
+      --json                    print one JSON object (tokens, text, stop reason, timings) instead of streaming text
+  -h, --help                    this text
 
-Relative paths are resolved against the directory pnpm was started from.`;
+A full context slides as llama.cpp's context shift does: BOS stays, the oldest half of the rest goes.
+Relative paths are resolved against the directory pnpm was started from (INIT_CWD), else the current one.`;
 
-/** A command line that cannot be run; the CLI prints it with the usage and exits with status 2. */
+/** A command line that cannot be run; the CLI prints it on one line and exits with status 2. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
@@ -64,68 +73,113 @@ function positiveFlag(flag: string, value: string): number {
   return parsed;
 }
 
-/** Parses the arguments after `pnpm generate` (a leading `--` is ignored). */
-export function parseArgs(argv: readonly string[]): Command {
-  const values = new Map<string, string>();
+/** Every flag, in `util.parseArgs`'s form; short aliases as in llama.cpp. */
+const OPTIONS = {
+  model: { type: 'string', short: 'm' },
+  tokenizer: { type: 'string' },
+  prompt: { type: 'string', short: 'p' },
+  'max-tokens': { type: 'string', short: 'n' },
+  context: { type: 'string', short: 'c' },
+  'no-context-shift': { type: 'boolean' },
+  temperature: { type: 'string' },
+  'top-k': { type: 'string' },
+  'top-p': { type: 'string' },
+  'min-p': { type: 'string' },
+  'repetition-penalty': { type: 'string' },
+  seed: { type: 'string', short: 's' },
+  stop: { type: 'string', multiple: true },
+  threads: { type: 'string', short: 't' },
+  backend: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+type FlagName = keyof typeof OPTIONS & string;
+
+function isFlag(name: string): name is FlagName {
+  return Object.hasOwn(OPTIONS, name);
+}
+
+/**
+ * The flags given, by name (`--flag value`, `--flag=value`, `-m value`, `-mvalue`), each once but `--stop`;
+ * util.parseArgs reads them leniently so that each mistake gets a message naming the flag.
+ */
+function readFlags(args: readonly string[]): {
+  values: Map<FlagName, string>;
+  stop: string[];
+  switches: Set<FlagName>;
+} {
+  const { tokens } = parseFlags({
+    args: [...args],
+    options: OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const values = new Map<FlagName, string>();
+  const switches = new Set<FlagName>();
   const stop: string[] = [];
-  let json = false;
-  const args = argv[0] === '--' ? argv.slice(1) : argv;
-  for (let i = 0; i < args.length; i++) {
-    const flag = args[i];
-    if (flag === '--help' || flag === '-h') return { kind: 'help' };
-    if (flag === '--json') {
-      json = true;
-      continue;
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      throw new UsageError(`unexpected argument ${JSON.stringify(token.value)}; quote the prompt after -p`);
     }
-    const known = [
-      '--model',
-      '--tokenizer',
-      '--prompt',
-      '--max-tokens',
-      '--context',
-      '--temperature',
-      '--top-k',
-      '--top-p',
-      '--min-p',
-      '--repetition-penalty',
-      '--seed',
-      '--stop',
-      '--backend',
-    ];
-    if (!known.includes(flag)) throw new UsageError(`unknown argument ${JSON.stringify(flag)}`);
-    const value = args[++i];
-    if (value === undefined) throw new UsageError(`${flag}: expected a value after it`);
-    if (flag === '--stop') stop.push(value);
-    else values.set(flag, value);
+    if (token.kind !== 'option') continue;
+    const { name, rawName, value } = token;
+    if (!isFlag(name)) throw new UsageError(`unknown argument ${JSON.stringify(rawName)}`);
+    const flag = `--${name}`;
+    if (OPTIONS[name].type === 'boolean') {
+      if (value !== undefined) throw new UsageError(`${flag}: takes no value; write just ${flag}`);
+      switches.add(name);
+    } else if (value === undefined) {
+      throw new UsageError(`${flag}: expected a value after it`);
+    } else if (name === 'stop') {
+      stop.push(value);
+    } else if (values.has(name)) {
+      throw new UsageError(`${flag}: given twice; give it once`);
+    } else {
+      values.set(name, value);
+    }
   }
-  const model = values.get('--model');
+  return { values, stop, switches };
+}
+
+/** Parses the arguments after `loom generate` (a leading `--` is ignored). */
+export function parseArgs(argv: readonly string[]): Command {
+  const { values, stop, switches } = readFlags(argv[0] === '--' ? argv.slice(1) : argv);
+  if (switches.has('help')) return { kind: 'help' };
+  const model = values.get('model');
   if (model === undefined)
     throw new UsageError('--model: required; give the path of a model file or directory');
-  const backend = values.get('--backend') ?? 'cpu';
+  const backend = values.get('backend') ?? 'cpu';
   if (backend !== 'cpu' && backend !== 'webgpu') {
     throw new UsageError(`--backend: expected cpu or webgpu, got ${JSON.stringify(backend)}`);
   }
-  const number = (flag: string, fallback: number, integer = false) => {
-    const value = values.get(flag);
-    return value === undefined ? fallback : numberFlag(flag, value, integer);
+  const number = (name: FlagName, fallback: number, integer = false) => {
+    const value = values.get(name);
+    return value === undefined ? fallback : numberFlag(`--${name}`, value, integer);
   };
-  const seed = values.get('--seed');
-  const context = values.get('--context');
+  const optional = (name: FlagName) => {
+    const value = values.get(name);
+    return value === undefined ? undefined : positiveFlag(`--${name}`, value);
+  };
+  const seed = values.get('seed');
   return {
     kind: 'generate',
     model,
-    tokenizer: values.get('--tokenizer'),
-    prompt: values.get('--prompt') ?? '',
-    maxTokens: number('--max-tokens', 256, true),
-    context: context === undefined ? undefined : positiveFlag('--context', context),
-    temperature: number('--temperature', 1),
-    topK: number('--top-k', 0, true),
-    topP: number('--top-p', 0.9),
-    minP: number('--min-p', 0),
-    repetitionPenalty: number('--repetition-penalty', 1),
+    tokenizer: values.get('tokenizer'),
+    prompt: values.get('prompt') ?? '',
+    maxTokens: number('max-tokens', 256, true),
+    context: optional('context'),
+    contextShift: !switches.has('no-context-shift'),
+    temperature: number('temperature', 1),
+    topK: number('top-k', 0, true),
+    topP: number('top-p', 0.9),
+    minP: number('min-p', 0),
+    repetitionPenalty: number('repetition-penalty', 1),
     seed: seed === undefined ? undefined : numberFlag('--seed', seed, true),
     stop,
+    threads: optional('threads'),
     backend,
-    json,
+    json: switches.has('json'),
   };
 }

@@ -1,13 +1,8 @@
-import { basename } from 'node:path';
-import { loadModelFile, transformerFromTensors } from '@loom/models';
 import { type GenerationStats, MemoryLimitError, TextGenerator } from '@loom/runtime';
 import { SamplerConfigError } from '@loom/sampler';
-import { setBackend } from '@loom/tensor';
-import { loadTokenizer, type Tokenizer } from '@loom/tokenizer';
 import { type Command, parseArgs, USAGE, UsageError } from './args';
-import { createBackend } from './backend';
 import { contextFor, contextTooLarge, maxSeqLenSource } from './context';
-import { existingUserPath, readUserFile, tokenizerBeside } from './paths';
+import { openModel } from './open-model';
 
 /** Where the CLI writes, and the environment it reads (INIT_CWD). */
 export interface CliIo {
@@ -32,45 +27,20 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   stopStrings: '--stop',
 };
 
-function openTokenizer(
-  command: GenerateCommand,
-  modelPath: string,
-  modelTokenizerJson: string | undefined,
-  io: CliIo,
-): Tokenizer {
-  if (command.tokenizer !== undefined) {
-    return loadTokenizer(readUserFile('--tokenizer', command.tokenizer, io.env), basename(command.tokenizer));
-  }
-  if (modelTokenizerJson !== undefined) {
-    return loadTokenizer(new TextEncoder().encode(modelTokenizerJson), `${command.model} (tokenizer.json)`);
-  }
-  const beside = tokenizerBeside(modelPath);
-  if (beside === undefined) {
-    throw new Error(
-      `--tokenizer: not given, and there is no tokenizer.json or tokenizer.bin beside ${command.model}; ` +
-        'pass --tokenizer PATH (stories260K.bin uses tok512.bin)',
-    );
-  }
-  return loadTokenizer(readUserFile('--tokenizer', beside, io.env), basename(beside));
-}
-
 function summary(stats: GenerationStats): string {
   const t = stats.timings;
   const prefilled = stats.promptTokens.length - stats.reusedTokens;
+  const shifts = stats.contextShifts ?? 0;
+  const shifted = shifts === 0 ? '' : `, ${shifts} context shift${shifts === 1 ? '' : 's'}`;
   return (
-    `${stats.tokens.length} tokens, stop: ${stats.stopReason}; prefill ${prefilled} tokens at ` +
+    `${stats.tokens.length} tokens, stop: ${stats.stopReason}${shifted}; prefill ${prefilled} tokens at ` +
     `${t.prefillTokensPerSecond.toFixed(1)} tok/s, decode ${t.decodeTokensPerSecond.toFixed(1)} tok/s, ` +
     `first token after ${t.timeToFirstTokenMs.toFixed(1)} ms`
   );
 }
 
 async function generate(command: GenerateCommand, io: CliIo): Promise<void> {
-  const modelPath = existingUserPath('--model', command.model, io.env);
-  const loaded = loadModelFile(modelPath);
-  const tokenizer = openTokenizer(command, modelPath, loaded.tokenizerJson, io);
-  const { backend, limits } = await createBackend(command.backend);
-  setBackend(backend);
-  const model = transformerFromTensors(loaded, command.model);
+  const { modelPath, loaded, model, tokenizer, limits } = await openModel(command, io.env);
   const generator = new TextGenerator(model, tokenizer, { limits });
   const seed = command.seed ?? Date.now() % 2 ** 31;
   const prompt = generator.encode(command.prompt);
@@ -89,6 +59,7 @@ async function generate(command: GenerateCommand, io: CliIo): Promise<void> {
       },
       stop: { maxNewTokens: command.maxTokens, stopStrings: command.stop },
       signal: io.signal,
+      contextShift: command.contextShift,
       context: contextFor(command, prompt.length, maxSeqLen, source),
     });
   } catch (error) {
@@ -112,6 +83,7 @@ async function generate(command: GenerateCommand, io: CliIo): Promise<void> {
       tokens: stats.tokens,
       text: stats.text,
       stopReason: stats.stopReason,
+      contextShifts: stats.contextShifts ?? 0,
       seed,
       backend: command.backend,
       timings: stats.timings,
@@ -121,8 +93,8 @@ async function generate(command: GenerateCommand, io: CliIo): Promise<void> {
   model.dispose();
 }
 
-/** Runs `pnpm generate` with these arguments; returns the exit status (0 done, 1 failed, 2 bad usage). */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+/** Runs `loom generate` with these arguments; returns the exit status (0 done, 1 failed, 2 bad usage). */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     const command = parseArgs(argv);
     if (command.kind === 'help') {
@@ -133,7 +105,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr(`generate: ${error.message}\n\n${USAGE}\n`);
+      io.stderr(`generate: ${error.message}; see loom generate --help\n`);
       return 2;
     }
     if (error instanceof SamplerConfigError) {

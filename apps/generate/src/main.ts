@@ -1,9 +1,9 @@
-import { runCli } from './cli';
+import { main } from './cli';
 
 const controller = new AbortController();
 process.once('SIGINT', () => controller.abort());
 
-process.exitCode = await runCli(process.argv.slice(2), {
+process.exitCode = await main(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   env: process.env,

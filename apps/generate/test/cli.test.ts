@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { webgpuForTests } from '@loom/webgpu-node';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli';
+import { main } from '../src/cli';
 
 const gpu = await webgpuForTests();
 
@@ -20,7 +20,7 @@ const golden: { greedy: { text: string; sequence: number[]; prompt_tokens: numbe
 async function cli(...argv: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const status = await runCli(argv, {
+  const status = await main(argv, {
     stdout: (text) => {
       stdout += text;
     },
@@ -109,18 +109,51 @@ describe('pnpm generate', () => {
     }
   });
 
-  it('explains bad flags with the usage', async () => {
+  it('reads short aliases and --flag=value as the long flags', async () => {
+    const long = await cli(
+      ...['--model', model, '--tokenizer', tokenizer, '--prompt', 'Lily and Tom', '--max-tokens', '12'],
+      ...['--seed', '7', '--threads', '1', '--json'],
+    );
+    const short = await cli(
+      ...[
+        '-m',
+        model,
+        `--tokenizer=${tokenizer}`,
+        '-p',
+        'Lily and Tom',
+        '-n12',
+        '-s',
+        '7',
+        '-t',
+        '1',
+        '--json',
+      ],
+    );
+    expect(short.status).toBe(0);
+    expect(JSON.parse(short.stdout).tokens).toEqual(JSON.parse(long.stdout).tokens);
+    expect(JSON.parse(short.stdout).tokens).toHaveLength(12);
+  });
+
+  it('explains bad flags on one line with exit status 2', async () => {
     for (const [argv, message] of [
       [['--prompt', 'x'], /--model: required/],
       [['--model', model, '--backend', 'tpu'], /--backend: expected cpu or webgpu, got "tpu"/],
       [['--model', model, '--max-tokens', '1.5'], /--max-tokens: expected an integer, got "1.5"/],
       [['--model', model, '--tokenizer', tokenizer, '--top-p', '2'], /--top-p: topP must be in \(0, 1\]/],
       [['--model', model, '--frobnicate'], /unknown argument "--frobnicate"/],
+      [['--model', model, '-x'], /unknown argument "-x"/],
+      [['-m', model, '-m', model], /--model: given twice; give it once/],
+      [['-m', model, '-n'], /--max-tokens: expected a value after it/],
+      [['-m', model, '--json=yes'], /--json: takes no value/],
+      [['-m', model, '-t', '0'], /--threads: expected a positive integer, got "0"/],
+      [['-m', model, 'story'], /unexpected argument "story"/],
     ] as const) {
       const { status, stderr } = await cli(...argv);
       expect(status).toBe(2);
       expect(stderr).toMatch(message);
+      expect(stderr).toMatch(/^generate: [^\n]*; see loom generate --help\n$|^generate: --top-p: [^\n]*\n$/);
     }
-    expect((await cli('--help')).stdout).toMatch(/^usage: pnpm generate --model PATH --prompt TEXT/);
+    expect((await cli('--help')).stdout).toMatch(/^usage: loom generate -m PATH -p TEXT/);
+    expect((await cli('-h')).stdout).toContain('--no-context-shift');
   });
 });

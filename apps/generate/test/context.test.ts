@@ -10,7 +10,7 @@ import {
   writeSafetensorsFile,
 } from '@loom/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli';
+import { main } from '../src/cli';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const tokenizer = '../shared/data/models/tok512.bin';
@@ -36,7 +36,7 @@ const wholeCache = 1e8 * 8 * 2 * 4 * 16 * 4;
 async function cli(...argv: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const status = await runCli(argv, {
+  const status = await main(argv, {
     stdout: (text) => {
       stdout += text;
     },
@@ -119,10 +119,21 @@ describe('the KV cache pnpm generate allocates', () => {
     expect(short.stderr).toMatch(/the prompt has 5 tokens but the context holds 3 positions/);
     const fits = await cli(
       ...['--model', model, '--tokenizer', tokenizer, '--prompt', 'Once upon a time', '--context', '8'],
-      ...['--temperature', '0', '--json'],
+      ...['--temperature', '0', '--json', '--no-context-shift'],
     );
     expect(fits.status).toBe(0);
-    expect(JSON.parse(fits.stdout)).toMatchObject({ stopReason: 'context-full' });
+    expect(JSON.parse(fits.stdout)).toMatchObject({ stopReason: 'context-full', contextShifts: 0 });
     expect(JSON.parse(fits.stdout).tokens.length).toBe(4); // 5 prompt tokens, 8 positions: 4 new tokens
+  });
+
+  it('slides a full context by default, counting the shifts', async () => {
+    const { status, stdout } = await cli(
+      ...['-m', model, '--tokenizer', tokenizer, '-p', 'Once upon a time', '-c', '8', '-n', '24'],
+      ...['--temperature', '0', '--json'],
+    );
+    expect(status).toBe(0);
+    // 8 positions, BOS kept: every 4 tokens 9 do not fit, and 4 of the 8 after BOS go; 24 tokens, 5 shifts.
+    expect(JSON.parse(stdout)).toMatchObject({ stopReason: 'max-tokens', contextShifts: 5 });
+    expect(JSON.parse(stdout).tokens.length).toBe(24);
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli';
+import { main } from '../src/cli';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const gguf = '../shared/data/gguf/stories260K-F32.gguf';
@@ -14,7 +14,7 @@ const reference = readFileSync(
 describe('pnpm generate on a GGUF file written by llama.cpp', () => {
   it('prints what llama.cpp printed, token for token, using the vocabulary inside the file', async () => {
     let stdout = '';
-    const status = await runCli(
+    const status = await main(
       ['--model', gguf, '--prompt', 'Once upon a time', '--temperature', '0', '--max-tokens', '100'],
       { stdout: (text) => (stdout += text), stderr: () => {}, env: { INIT_CWD: root } },
     );

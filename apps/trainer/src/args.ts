@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { type ParseArgsConfig, parseArgs as parseFlags } from 'node:util';
 import {
   BACKENDS,
   defaultOptions,
@@ -22,6 +23,8 @@ type OnResume = 'fixed' | 'adjustable';
 
 interface Flag {
   readonly name: string;
+  /** One-letter alias, as llama.cpp's (`-s` for the seed). */
+  readonly short?: string;
   /** Placeholder of the value in the usage text. */
   readonly value: string;
   readonly help: string;
@@ -253,14 +256,17 @@ const FLAGS: readonly Flag[] = [
     set: (dropout) => ({ dropout }),
     get: (o) => o.dropout,
   }),
-  int('seed', {
-    help: 'seed of the weights, data order, dropout and sampling',
-    min: 0,
-    max: 2 ** 32 - 1,
-    onResume: fixed,
-    set: (seed) => ({ seed }),
-    get: (o) => o.seed,
-  }),
+  {
+    ...int('seed', {
+      help: 'seed of the weights, data order, dropout and sampling',
+      min: 0,
+      max: 2 ** 32 - 1,
+      onResume: fixed,
+      set: (seed) => ({ seed }),
+      get: (o) => o.seed,
+    }),
+    short: 's',
+  },
   oneOf('backend', BACKENDS, {
     help: 'where to compute',
     onResume: adjustable,
@@ -350,39 +356,57 @@ function withDefault(flag: Flag): string {
 }
 
 export const USAGE = [
-  'usage: pnpm train [flags]     (no flags: a small demo run on generated short stories)',
+  'usage: loom train [flags]     (no flags: a small demo run on generated short stories)',
   '',
-  ...FLAGS.map((f) => `  --${`${f.name} ${f.value}`.padEnd(24)} ${withDefault(f)}`),
-  `  ${'--help'.padEnd(26)} this text`,
+  ...FLAGS.map(
+    (f) =>
+      `  ${f.short === undefined ? '   ' : `-${f.short},`} --${`${f.name} ${f.value}`.padEnd(24)} ${withDefault(f)}`,
+  ),
+  `  -h, ${'--help'.padEnd(26)} this text`,
   '',
   'example (the reference run):',
-  '  pnpm train --data ../shared/data/tinyshakespeare.txt --preset gpt2 --layers 4 --heads 4 --dim 128 \\',
+  '  loom train --data ../shared/data/tinyshakespeare.txt --preset gpt2 --layers 4 --heads 4 --dim 128 \\',
   '    --block 64 --batch 12 --lr 1e-3 --min-lr 1e-4 --beta2 0.99 --weight-decay 0.1 --warmup 100 \\',
   '    --iters 2000 --clip 1 --dropout 0 --eval-every 250',
 ].join('\n');
 
+/** The flags in `util.parseArgs`'s form: every one takes a value. */
+const OPTIONS: ParseArgsConfig['options'] = {
+  ...Object.fromEntries(
+    FLAGS.map((f) => [
+      f.name,
+      f.short === undefined ? { type: 'string' } : { type: 'string', short: f.short },
+    ]),
+  ),
+  help: { type: 'boolean', short: 'h' },
+};
+
 /**
- * Parses `--flag value` and `--flag=value` arguments; relative paths resolve against `baseDir`
- * (where the user ran pnpm). Every flag may appear once.
+ * Parses `--flag value`, `--flag=value` and `-s value` arguments with util.parseArgs (leniently, so that each
+ * mistake gets a message naming the flag); relative paths resolve against `baseDir` (where the user ran pnpm).
+ * Every flag may appear once; `--` is ignored.
  */
 export function parseArgs(argv: readonly string[], baseDir: string): Command {
+  const { tokens } = parseFlags({
+    args: argv.filter((arg) => arg !== '--'),
+    options: OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   let given: GivenOptions = {};
   const seen = new Set<string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--') continue;
-    if (arg === '--help' || arg === '-h') return { kind: 'help' };
-    if (!arg.startsWith('--'))
-      throw new UsageError(`unexpected argument ${JSON.stringify(arg)}; flags start with --`);
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq < 0 ? undefined : eq);
-    const flag = FLAGS.find((f) => f.name === name);
-    if (!flag) throw new UsageError(`unknown flag --${name}`);
-    if (seen.has(name)) throw new UsageError(`--${name} is given twice`);
-    seen.add(name);
-    const raw = eq < 0 ? argv[++i] : arg.slice(eq + 1);
-    if (raw === undefined) throw new UsageError(`--${name}: expected a value (${flag.value})`);
-    given = { ...given, ...flag.read(raw, baseDir) };
+  for (const token of tokens) {
+    if (token.kind === 'positional')
+      throw new UsageError(`unexpected argument ${JSON.stringify(token.value)}; flags start with --`);
+    if (token.kind !== 'option') continue;
+    if (token.name === 'help') return { kind: 'help' };
+    const flag = FLAGS.find((f) => f.name === token.name);
+    if (!flag) throw new UsageError(`unknown flag ${token.rawName}`);
+    if (seen.has(flag.name)) throw new UsageError(`--${flag.name} is given twice`);
+    seen.add(flag.name);
+    if (token.value === undefined) throw new UsageError(`--${flag.name}: expected a value (${flag.value})`);
+    given = { ...given, ...flag.read(token.value, baseDir) };
   }
   return { kind: 'train', given };
 }

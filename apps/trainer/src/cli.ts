@@ -15,7 +15,7 @@ export const EXIT_INTERRUPTED = 130;
 /** Exit status of a run ended by SIGTERM, as shells report it. */
 export const EXIT_TERMINATED = 143;
 
-/** The `pnpm train` command: parses the flags, trains, and returns the exit status. */
+/** The `loom train` command: parses the flags, trains, and returns the exit status (2 for bad flags). */
 export async function main(argv: readonly string[], io: TrainIO, context: CliContext): Promise<number> {
   try {
     const command = parseArgs(argv, context.baseDir);
@@ -27,11 +27,8 @@ export async function main(argv: readonly string[], io: TrainIO, context: CliCon
     return result.end === 'interrupted' ? EXIT_INTERRUPTED : 0;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    io.stderr.write(`train: ${message}\n`);
-    if (error instanceof UsageError) {
-      io.stderr.write('run pnpm train --help for the list of flags\n');
-      return 2;
-    }
-    return error instanceof OptionsError ? 2 : 1;
+    const usage = error instanceof UsageError;
+    io.stderr.write(`train: ${message}${usage ? '; see loom train --help' : ''}\n`);
+    return usage || error instanceof OptionsError ? 2 : 1;
   }
 }

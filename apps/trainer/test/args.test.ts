@@ -45,7 +45,9 @@ describe('parseArgs', () => {
       maxSkippedSteps: 3,
       prompt: 'ROMEO:',
     });
+    expect(given(['-s', '7', '--iters=3', '--lr=0.5'])).toEqual({ seed: 7, iters: 3, lr: 0.5 });
     expect(parseArgs(['--help'], '/').kind).toBe('help');
+    expect(parseArgs(['-h'], '/').kind).toBe('help');
     expect(parseArgs(['--', '-h'], '/').kind).toBe('help');
   });
 
@@ -66,6 +68,9 @@ describe('parseArgs', () => {
       [['data.txt'], /unexpected argument "data.txt"/],
       [['--prompt', ''], /--prompt: expected some text/],
       [['--max-skipped-steps', '-1'], /--max-skipped-steps: expected an integer >= 0, got -1/],
+      [['-s'], /--seed: expected a value \(N\)/],
+      [['-x', '1'], /unknown flag -x/],
+      [['-s', '1', '--seed=2'], /--seed is given twice/],
     ];
     for (const [argv, message] of cases) {
       expect(() => parseArgs(argv, '/'), argv.join(' ')).toThrow(UsageError);

@@ -31,6 +31,8 @@ interface FittedTurn {
   readonly messages: readonly ChatMessage[];
   readonly prompt: readonly number[];
   readonly dropped: readonly ChatMessage[];
+  /** Leading prompt tokens a context shift keeps: BOS and the system message. */
+  readonly keep: number;
 }
 
 /** Length of the common beginning of two token lists. */
@@ -47,7 +49,9 @@ function commonPrefix(a: readonly number[], b: readonly number[]): number {
  *
  * When the context fills, the oldest whole turns go (the system message stays) until the prompt leaves room for
  * the answer — `stop.maxNewTokens` positions, or a quarter of the capacity without it — and the kept history is
- * prefilled again from where it changed; the turn's stream then starts with a `dropped` notice.
+ * prefilled again from where it changed; the turn's stream then starts with a `dropped` notice. An answer that
+ * fills the context itself stops there (`context-full`), or with `contextShift` slides the window, keeping BOS and
+ * the system message.
  */
 export class ChatSession {
   readonly template: ChatTemplateName;
@@ -84,10 +88,10 @@ export class ChatSession {
    * (with the system message) does not fit in the context even alone.
    */
   send(content: string, options: GenerateOptions = {}): AsyncGenerator<ChatEvent, void> {
-    const { messages, prompt, dropped } = this.#fit({ role: 'user', content }, options);
+    const { messages, prompt, dropped, keep } = this.#fit({ role: 'user', content }, options);
     const reused = Math.min(commonPrefix(this.#session.tokens, prompt), prompt.length - 1);
     this.#session.truncate(reused);
-    const events = startGeneration(this.#session, this.generator.tokenizer, prompt, reused, options);
+    const events = startGeneration(this.#session, this.generator.tokenizer, prompt, reused, options, keep);
     return this.#turn(messages, dropped, events);
   }
 
@@ -114,8 +118,16 @@ export class ChatSession {
             `but the context holds ${capacity} positions; shorten it or use a larger capacity`,
         );
       }
-      return { messages, prompt, dropped: turns.slice(0, drop) };
+      return { messages, prompt, dropped: turns.slice(0, drop), keep: this.#lead(system, prompt) };
     }
+  }
+
+  /** How many of the prompt's first tokens are BOS and the system message: its rendering before any user text. */
+  #lead(system: readonly ChatMessage[], prompt: readonly number[]): number {
+    const { tokenizer } = this.generator;
+    if (system.length === 0) return prompt[0] === tokenizer.bos ? 1 : 0;
+    const empty: ChatMessage = { role: 'user', content: '' };
+    return commonPrefix(prompt, encodeChat(tokenizer, this.template, [...system, empty]));
   }
 
   async *#turn(

@@ -10,4 +10,11 @@ export interface GenerateOptions {
   readonly signal?: AbortSignal;
   /** Attach each step's logits row to its token event (reads the whole row back, so greedy runs on the host). */
   readonly withLogits?: boolean;
+  /**
+   * When the context fills: `false` (default) ends the generation with the stop reason `context-full`; `true`
+   * slides the window as llama.cpp's context shift does — the leading tokens stay (BOS, a chat's system message),
+   * the oldest half of the rest goes, and the kept tokens are prefilled again at positions 0.. — and counts each
+   * slide in `stats.contextShifts`. When the kept lead leaves no room to slide, it stops with `context-full`.
+   */
+  readonly contextShift?: boolean;
 }

@@ -25,6 +25,8 @@ export interface GenerationStats {
   readonly tokens: readonly number[];
   /** The generated text (stop strings and EOS excluded). */
   readonly text: string;
+  /** Times the window slid because the context was full (`contextShift`); absent or 0 when it never did. */
+  readonly contextShifts?: number;
   readonly timings: GenerationTimings;
 }
 

@@ -1,5 +1,6 @@
 import { StoppingCriteria, type StopReason } from '@loom/sampler';
 import { StreamDecoder, type Tokenizer } from '@loom/tokenizer';
+import { shiftedWindow } from './context-shift';
 import { defaultEosTokens } from './default-stops';
 import type { GenerateOptions } from './generate-options';
 import type { GenerationEvent, GenerationTimings } from './generation-event';
@@ -15,6 +16,8 @@ interface Plan {
   readonly chooser: TokenChooser;
   readonly criteria: StoppingCriteria;
   readonly signal: AbortSignal | undefined;
+  /** Leading tokens a context shift keeps; undefined when the generation stops at a full context instead. */
+  readonly keep: number | undefined;
 }
 
 function perSecond(count: number, ms: number): number {
@@ -35,9 +38,10 @@ export function checkPromptFits(length: number, capacity: number, maxSeqLen: num
 }
 
 /**
- * Starts generating after `prompt`, of which the session already holds the first `reused` tokens. Throws at once
- * when the prompt is empty or does not fit, or when a sampling or stop setting is invalid; otherwise returns the
- * stream of events, which does the work as it is iterated.
+ * Starts generating after `prompt`, of which the session already holds the first `reused` tokens; with
+ * `options.contextShift` a full context keeps the prompt's first `keep` tokens (BOS, a system message) and slides.
+ * Throws at once when the prompt is empty or does not fit, or when a sampling or stop setting is invalid; otherwise
+ * returns the stream of events, which does the work as it is iterated.
  */
 export function startGeneration(
   session: InferenceSession,
@@ -45,22 +49,34 @@ export function startGeneration(
   prompt: readonly number[],
   reused: number,
   options: GenerateOptions,
+  keep: number,
 ): AsyncGenerator<GenerationEvent, void> {
   // The session holds the `reused` tokens and nothing after them, so reused + remaining is its capacity.
   checkPromptFits(prompt.length, reused + session.remaining, session.model.config.maxSeqLen);
   const chooser = new TokenChooser(options.sampling ?? {}, options.withLogits);
   chooser.observe(prompt);
   const criteria = new StoppingCriteria({ eosTokenIds: defaultEosTokens(tokenizer), ...options.stop });
-  return stream({ session, tokenizer, prompt, reused, chooser, criteria, signal: options.signal });
+  return stream({
+    session,
+    tokenizer,
+    prompt,
+    reused,
+    chooser,
+    criteria,
+    signal: options.signal,
+    keep: options.contextShift === true ? keep : undefined,
+  });
 }
 
 /**
  * One prefill pass over the prompt's new tokens, then one decode step per token: a `token` event each, then a
- * `done` event. The session keeps every token it ran (all but the last generated one). Logits are disposed before
- * each event, so the number of live tensors stays the same from step to step.
+ * `done` event. The session keeps every token it ran (all but the last generated one). When the next token does not
+ * fit, the context shifts: the session keeps its first `keep` tokens and the newest half of the rest is prefilled
+ * again after them, at the positions it now has (so RoPE and learned positions see a fresh sequence). Logits are
+ * disposed before each event, so the number of live tensors stays the same from step to step.
  */
 async function* stream(plan: Plan): AsyncGenerator<GenerationEvent, void> {
-  const { session, prompt, reused, chooser, criteria, signal } = plan;
+  const { session, prompt, reused, chooser, criteria, signal, keep } = plan;
   const start = performance.now();
   const decoder = new StreamDecoder(plan.tokenizer);
   decoder.push(prompt[prompt.length - 1]); // a piece's text can depend on the token before it
@@ -71,14 +87,21 @@ async function* stream(plan: Plan): AsyncGenerator<GenerationEvent, void> {
   let decodeMs = 0;
   let firstTokenMs = 0;
   let reason: StopReason | null = null;
+  let contextShifts = 0;
   while (reason === null) {
     if (signal?.aborted) {
       reason = 'aborted';
       break;
     }
     if (pending.length > session.remaining) {
-      reason = 'context-full';
-      break;
+      const window = keep === undefined ? undefined : shiftedWindow([...session.tokens, ...pending], keep);
+      if (keep === undefined || window === undefined || window.length > session.cache.capacity) {
+        reason = 'context-full';
+        break;
+      }
+      session.truncate(keep);
+      pending = window.slice(keep);
+      contextShifts++;
     }
     const stepStart = performance.now();
     const logits = session.feed(pending);
@@ -116,6 +139,14 @@ async function* stream(plan: Plan): AsyncGenerator<GenerationEvent, void> {
   yield {
     type: 'done',
     text: tail,
-    stats: { stopReason: reason, promptTokens: prompt, reusedTokens: reused, tokens, text, timings },
+    stats: {
+      stopReason: reason,
+      promptTokens: prompt,
+      reusedTokens: reused,
+      tokens,
+      text,
+      contextShifts,
+      timings,
+    },
   };
 }

@@ -86,7 +86,8 @@ export class TextGenerator {
     checkPromptFits(ids.length, context, maxSeqLen);
     const session = this.session({ capacity: context });
     try {
-      const events = startGeneration(session, this.tokenizer, ids, 0, options);
+      const keep = ids[0] === this.tokenizer.bos ? 1 : 0; // a context shift keeps BOS
+      const events = startGeneration(session, this.tokenizer, ids, 0, options, keep);
       return new OwningStream(events, () => session.dispose());
     } catch (error) {
       session.dispose();

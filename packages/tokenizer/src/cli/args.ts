@@ -1,3 +1,5 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+
 /** Where the CLI reads its input: literal text or a file (which must be UTF-8 unless `replaceInvalid`). */
 export type CliInput =
   | { readonly kind: 'text'; readonly text: string }
@@ -23,70 +25,83 @@ export type CliCommand =
       readonly out: string;
     };
 
-export const USAGE = `usage:
-  pnpm tokenize --tokenizer PATH [--json] [--no-bos] [--parse-special] (--text TEXT | --file PATH)
+/** The usage text, with the command that runs the CLI (`pnpm tokenize`, `loom tokenize`). */
+export function usage(program: string): string {
+  return `usage:
+  ${program} --tokenizer PATH [--json] [--no-bos] [--parse-special] (-p TEXT | -f PATH)
       prints the token ids of the text (a JSON array with --json)
-  pnpm tokenize --tokenizer PATH --decode [--json] (--text "IDS" | --file PATH)
+  ${program} --tokenizer PATH --decode [--json] (-p "IDS" | -f PATH)
       prints the text of the ids (space- or comma-separated, or a JSON array; a JSON string with --json)
-  pnpm tokenize train --data PATH --vocab-size N --out PATH
+  ${program} train --data PATH --vocab-size N --out PATH
       learns a byte-level BPE from a text file and writes it as Loom tokenizer JSON
 
-PATH may be a tiktoken rank file, a Hugging Face tokenizer.json, a llama2.c tokenizer.bin or a Loom
-tokenizer JSON; the format is recognised from the content. With a llama2.c tokenizer BOS is prepended,
-as llama2.c's run.c does (--no-bos to omit). --parse-special turns special-token text such as
-<|endoftext|> into its id; by default it is encoded as plain text. A --file or --data that is not
-valid UTF-8 is an error naming the byte offset of the first invalid sequence; add --replace-invalid
-to read each invalid sequence as U+FFFD instead.`;
+-p is --text, -f is --file; flags take --flag VALUE or --flag=VALUE. PATH may be a tiktoken rank file, a
+Hugging Face tokenizer.json, a llama2.c tokenizer.bin or a Loom tokenizer JSON; the format is recognised
+from the content. With a llama2.c tokenizer BOS is prepended, as llama2.c's run.c does (--no-bos to omit).
+--parse-special turns special-token text such as <|endoftext|> into its id; by default it is encoded as
+plain text. A --file or --data that is not valid UTF-8 is an error naming the byte offset of the first
+invalid sequence; add --replace-invalid to read each invalid sequence as U+FFFD instead.`;
+}
 
-/** A command-line mistake; the CLI prints it with the usage. */
+/** A command-line mistake; the CLI prints it on one line and exits with status 2. */
 export class UsageError extends Error {}
 
-type FlagSpec = { readonly takesValue: boolean };
+type FlagSpec = NonNullable<ParseArgsConfig['options']>;
 
-const ENCODE_FLAGS: Readonly<Record<string, FlagSpec>> = {
-  '--tokenizer': { takesValue: true },
-  '--text': { takesValue: true },
-  '--file': { takesValue: true },
-  '--json': { takesValue: false },
-  '--decode': { takesValue: false },
-  '--no-bos': { takesValue: false },
-  '--parse-special': { takesValue: false },
-  '--replace-invalid': { takesValue: false },
+const ENCODE_FLAGS: FlagSpec = {
+  tokenizer: { type: 'string' },
+  text: { type: 'string', short: 'p' },
+  file: { type: 'string', short: 'f' },
+  json: { type: 'boolean' },
+  decode: { type: 'boolean' },
+  'no-bos': { type: 'boolean' },
+  'parse-special': { type: 'boolean' },
+  'replace-invalid': { type: 'boolean' },
 };
 
-const TRAIN_FLAGS: Readonly<Record<string, FlagSpec>> = {
-  '--data': { takesValue: true },
-  '--vocab-size': { takesValue: true },
-  '--out': { takesValue: true },
-  '--replace-invalid': { takesValue: false },
+const TRAIN_FLAGS: FlagSpec = {
+  data: { type: 'string' },
+  'vocab-size': { type: 'string' },
+  out: { type: 'string' },
+  'replace-invalid': { type: 'boolean' },
 };
 
-/** Reads `--flag value` / `--flag=value` / `--switch` arguments into a map, rejecting unknown or repeated flags. */
-function readFlags(argv: readonly string[], known: Readonly<Record<string, FlagSpec>>): Map<string, string> {
+/**
+ * Reads `--flag value` / `--flag=value` / `-p value` / `--switch` arguments with util.parseArgs into a map keyed by
+ * the long flag (`--text`), rejecting unknown, repeated and positional arguments with a message naming them.
+ */
+function readFlags(argv: readonly string[], known: FlagSpec): Map<string, string> {
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: known,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const expected = Object.keys(known)
+    .map((name) => `--${name}`)
+    .join(', ');
   const flags = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const eq = arg.indexOf('=');
-    const name = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    const spec = known[name];
-    if (spec === undefined) {
-      const expected = Object.keys(known).join(', ');
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
       throw new UsageError(
-        arg.startsWith('-')
-          ? `unknown flag ${arg}; expected one of ${expected}`
-          : `unexpected argument ${JSON.stringify(arg)}; expected flags (${expected})`,
+        `unexpected argument ${JSON.stringify(token.value)}; expected flags (${expected})`,
       );
     }
+    if (token.kind !== 'option') continue;
+    const spec = Object.hasOwn(known, token.name) ? known[token.name] : undefined;
+    if (spec === undefined)
+      throw new UsageError(`unknown flag ${token.rawName}; expected one of ${expected}`);
+    const name = `--${token.name}`;
     if (flags.has(name)) throw new UsageError(`${name} is given twice; give it once`);
-    if (!spec.takesValue) {
-      if (name !== arg) throw new UsageError(`${name} takes no value; write just ${name}`);
+    if (spec.type === 'boolean') {
+      if (token.value !== undefined) throw new UsageError(`${name} takes no value; write just ${name}`);
       flags.set(name, '');
       continue;
     }
-    const value = name !== arg ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined)
+    if (token.value === undefined)
       throw new UsageError(`${name} needs a value, e.g. ${name} ${name === '--text' ? '"hello"' : 'PATH'}`);
-    flags.set(name, value);
+    flags.set(name, token.value);
   }
   return flags;
 }
@@ -109,7 +124,7 @@ function readInput(flags: Map<string, string>): CliInput {
 }
 
 /** Parses the CLI's arguments (without `node` and the script; a leading `--` from pnpm is ignored). */
-export function parseArgs(argv: readonly string[]): CliCommand {
+export function parseCommand(argv: readonly string[]): CliCommand {
   const args = argv[0] === '--' ? argv.slice(1) : argv;
   if (args.length === 0 || args.includes('--help') || args.includes('-h')) return { kind: 'help' };
   if (args[0] === 'train') {

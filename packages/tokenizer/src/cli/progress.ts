@@ -1,6 +1,6 @@
-/** A one-line progress bar drawn on a terminal stream (stderr), redrawn at most every 100 ms. */
+/** A one-line progress bar drawn on a terminal (stderr), redrawn at most every 100 ms. */
 export function progressBar(
-  stream: NodeJS.WriteStream,
+  write: (text: string) => void,
   label: string,
 ): (done: number, total: number) => void {
   const start = performance.now();
@@ -14,9 +14,7 @@ export function progressBar(
     const filled = Math.round(fraction * width);
     const bar = `${'#'.repeat(filled)}${'.'.repeat(width - filled)}`;
     const seconds = ((now - start) / 1000).toFixed(1);
-    stream.write(
-      `\r${label} [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}% ${done}/${total} ${seconds}s`,
-    );
-    if (done >= total) stream.write('\n');
+    write(`\r${label} [${bar}] ${(fraction * 100).toFixed(0).padStart(3)}% ${done}/${total} ${seconds}s`);
+    if (done >= total) write('\n');
   };
 }
