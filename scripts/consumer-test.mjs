@@ -7,7 +7,9 @@
 //   2. a CommonJS script that require()s every package (require(esm): Node 20.19 or newer) and generates,
 //   3. tsc --noEmit, strict, without skipLibCheck, over every package's public API,
 //   4. a Vite build of a page generating in headless Chromium (playwright-core, /usr/bin/chromium),
-// and checks that all three generations give the same tokens. Stops at the first failure, naming the
+//   5. the `loom` command of the packed @loom/cli: `npx loom --help` and
+//      `npx loom generate -m model.bin -p "Once upon a time" -n 50` on stories260K (../shared/data),
+// and checks that the first three generations give the same tokens. Stops at the first failure, naming the
 // step, and keeps the project for a look (its path is printed); removes it on success.
 // Files of the project: scripts/consumer/. LOOM_CHROMIUM overrides the browser's path.
 import { execFileSync } from 'node:child_process';
@@ -38,7 +40,8 @@ try {
   step('build', () => buildPackages());
   const tarballs = step('pack', () => {
     mkdirSync(join(project, 'tarballs'));
-    return packAll(join(project, 'tarballs')).map((p) => p.tarball);
+    const libraries = packAll(join(project, 'tarballs')).map((p) => p.tarball);
+    return [...libraries, packCli(join(project, 'tarballs'))];
   });
   step('npm install', () => install(tarballs));
   const esm = step('ES module script', () => result(node(['esm.mjs'])));
@@ -63,6 +66,7 @@ try {
     }
     if (esm.tokens.length === 0) throw new Error('the generation produced no token');
   });
+  step('npx loom', runLoom);
   console.log(
     `consumer-test: passed; ES module, CommonJS and Chromium all generated [${esm.tokens.join(', ')}] (${esm.stopReason})`,
   );
@@ -103,6 +107,39 @@ function checkNode() {
     throw new Error(`Node ${process.versions.node} cannot require() ES modules; run on Node 20.19 or newer`);
   }
   console.log(`Node ${process.versions.node}`);
+}
+
+/**
+ * Builds and packs the `loom` command (apps/cli), whose tarball bundles the private apps.
+ * @param {string} dest
+ */
+function packCli(dest) {
+  run('pnpm', ['--filter', '@loom/cli', 'build']);
+  const out = execFileSync('pnpm', ['pack', '--json', '--pack-destination', dest], {
+    cwd: join(root, 'apps', 'cli'),
+    encoding: 'utf8',
+  });
+  return JSON.parse(out).filename;
+}
+
+/** `npx loom --help` lists the commands; `npx loom generate` continues a prompt with a llama2.c model. */
+function runLoom() {
+  const models = join(root, '..', 'shared', 'data', 'models');
+  cpSync(join(models, 'stories260K.bin'), join(project, 'model.bin'));
+  cpSync(join(models, 'tok512.bin'), join(project, 'tokenizer.bin'));
+  const npx = (/** @type {string[]} */ args) =>
+    execFileSync('npx', ['--no-install', 'loom', ...args], { cwd: project, encoding: 'utf8' });
+  const help = npx(['--help']);
+  for (const command of ['train', 'generate', 'chat', 'tokenize', 'bench', 'convert']) {
+    if (!help.includes(command)) throw new Error(`\`loom --help\` does not list ${command}:\n${help}`);
+  }
+  const text = npx(['generate', '-m', 'model.bin', '-p', 'Once upon a time', '-n', '50']);
+  if (!text.startsWith('Once upon a time') || text.trim().length <= 'Once upon a time'.length) {
+    throw new Error(
+      `\`loom generate\` printed ${JSON.stringify(text)}; expected the prompt and its continuation`,
+    );
+  }
+  console.log(text.trim());
 }
 
 /** @param {string[]} tarballs */
