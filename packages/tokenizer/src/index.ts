@@ -12,16 +12,24 @@ export {
   type PromptPart,
   renderChat,
 } from './chat-template';
-export { detectTokenizerFormat, loadTokenizer, type TokenizerFormat } from './formats/detect';
+export {
+  detectTokenizerFormat,
+  type LoadTokenizerOptions,
+  loadTokenizer,
+  type TokenizerFormat,
+} from './formats/detect';
 export { type HfJsonOptions, tokenizerFromHfJson } from './formats/hf-json';
 export {
   type BpeTokenizerJson,
   type CharTokenizerJson,
+  type HfTokenizerJson,
   type Llama2cTokenizerJson,
   type LoomTokenizerJson,
   tokenizerFromJSON,
 } from './formats/loom-json';
 export { type TiktokenOptions, tokenizerFromTiktoken } from './formats/tiktoken';
+export { HfChatTemplate, type HfChatTemplateOptions } from './hf/chat-template';
+export { HfTokenizer } from './hf/pipeline';
 export { type Llama2cVocab, parseLlama2cTokenizer } from './llama2c/format';
 export { Llama2cTokenizer } from './llama2c/tokenizer';
 export { StreamDecoder } from './stream-decoder';

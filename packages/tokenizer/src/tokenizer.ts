@@ -1,7 +1,7 @@
 import type { LoomTokenizerJson } from './formats/loom-json';
 
-/** The tokenizer families Loom implements. */
-export type TokenizerKind = 'char' | 'bpe' | 'llama2c';
+/** The tokenizer families Loom implements (`hf`: a Hugging Face tokenizer.json pipeline). */
+export type TokenizerKind = 'char' | 'bpe' | 'llama2c' | 'hf';
 
 /**
  * What `encode` does with special-token text (such as `<|endoftext|>`) found in its input.
@@ -17,6 +17,11 @@ export interface EncodeOptions {
   readonly bos?: boolean;
   /** Append the tokenizer's EOS id (default false). An error if the tokenizer has none. */
   readonly eos?: boolean;
+  /**
+   * Apply a Hugging Face tokenizer.json's `post_processor` (default false), as `add_special_tokens=True` does there
+   * (Llama 2 and Gemma prepend BOS this way). Other tokenizers have none and ignore it.
+   */
+  readonly addSpecialTokens?: boolean;
 }
 
 /** A special (control) token: the text that names it and its id. */

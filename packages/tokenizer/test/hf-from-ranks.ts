@@ -85,6 +85,7 @@ export function tinyHfJson(merges: readonly [string, string][]): object {
   return {
     normalizer: null,
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, use_regex: true },
+    decoder: { type: 'ByteLevel' },
     model: { type: 'BPE', vocab, merges: merges.map(([a, b]) => [a, b]) },
   };
 }

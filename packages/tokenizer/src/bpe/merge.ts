@@ -19,21 +19,22 @@ export function bytePairMerge(
   pairs: PairTable,
   out: number[],
 ): void {
-  if (length <= SHORT_PIECE) mergeShort(bytes, length, byteToId, pairs, out);
-  else mergeLong(bytes, length, byteToId, pairs, out);
+  const ids = length <= SHORT_PIECE ? shortIds : new Int32Array(length);
+  for (let i = 0; i < length; i++) ids[i] = byteToId[bytes[i]];
+  mergeSymbols(ids, length, pairs, out);
 }
 
-function mergeShort(
-  bytes: Uint8Array,
-  length: number,
-  byteToId: Int32Array,
-  pairs: PairTable,
-  out: number[],
-): void {
-  const ids = shortIds;
+/**
+ * The same merging from any starting symbols: `ids[0, length)` (overwritten). Appends the final ids to `out`.
+ */
+export function mergeSymbols(ids: Int32Array, length: number, pairs: PairTable, out: number[]): void {
+  if (length <= SHORT_PIECE) mergeShort(ids, length, pairs, out);
+  else mergeLong(ids, length, pairs, out);
+}
+
+function mergeShort(ids: Int32Array, length: number, pairs: PairTable, out: number[]): void {
   const priorities = shortPriorities;
   let n = length;
-  for (let i = 0; i < n; i++) ids[i] = byteToId[bytes[i]];
   for (let i = 0; i + 1 < n; i++) priorities[i] = pairs.priority(ids[i], ids[i + 1]);
   while (n > 1) {
     let best = NO_MERGE;
@@ -63,20 +64,12 @@ interface Candidate {
   readonly right: number;
 }
 
-function mergeLong(
-  bytes: Uint8Array,
-  length: number,
-  byteToId: Int32Array,
-  pairs: PairTable,
-  out: number[],
-): void {
+function mergeLong(ids: Int32Array, length: number, pairs: PairTable, out: number[]): void {
   // A doubly linked list of symbols; node indices keep their order, so a smaller left index is further left.
-  const ids = new Int32Array(length);
   const next = new Int32Array(length);
   const prev = new Int32Array(length);
   const removed = new Uint8Array(length);
   for (let i = 0; i < length; i++) {
-    ids[i] = byteToId[bytes[i]];
     next[i] = i + 1;
     prev[i] = i - 1;
   }

@@ -43,14 +43,23 @@ export function detectTokenizerFormat(bytes: Uint8Array): TokenizerFormat | unde
   }
 }
 
+export interface LoadTokenizerOptions {
+  /** For a Hugging Face tokenizer.json: the model's tokenizer_config.json (see `HfJsonOptions.config`). */
+  readonly config?: unknown;
+}
+
 /** Loads a tokenizer file of any format Loom reads, recognised from its content; `source` names it in errors. */
-export function loadTokenizer(bytes: Uint8Array, source = 'tokenizer file'): Tokenizer {
+export function loadTokenizer(
+  bytes: Uint8Array,
+  source = 'tokenizer file',
+  options: LoadTokenizerOptions = {},
+): Tokenizer {
   const sniffed = sniff(bytes, source);
   switch (sniffed.format) {
     case 'tiktoken':
       return tokenizerFromTiktoken(utf8Decode(bytes), { source });
     case 'hf-json':
-      return tokenizerFromHfJson(sniffed.json, { source });
+      return tokenizerFromHfJson(sniffed.json, { source, config: options.config });
     case 'loom-json':
       return tokenizerFromJSON(sniffed.json, source);
     case 'llama2c':

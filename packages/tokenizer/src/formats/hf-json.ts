@@ -1,11 +1,35 @@
 import { unicodeToBytes } from '../bpe/byte-unicode';
 import { ByteLevelBpeTokenizer } from '../bpe/encoder';
-import type { SpecialToken } from '../tokenizer';
-import { describe, fail, readArray, readInteger, readObject, readString } from './json-read';
+import { type AddedTokenJson, readAddedTokens } from '../hf/added-tokens';
+import { compileDecoder } from '../hf/decoders';
+import { compileModel } from '../hf/models';
+import { compileNormalizer } from '../hf/normalizers';
+import { HfTokenizer } from '../hf/pipeline';
+import { compilePostProcessor } from '../hf/post-processors';
+import { compilePreTokenizer } from '../hf/pre-tokenizers';
+import type { Tokenizer } from '../tokenizer';
+import {
+  describe,
+  isObject,
+  type JsonObject,
+  readArray,
+  readInteger,
+  readObject,
+  readString,
+} from './json-read';
 
 export interface HfJsonOptions {
   /** Names the file in error messages. Default `'tokenizer.json'`. */
   readonly source?: string;
+  /**
+   * The model's `tokenizer_config.json` (parsed or as text): its `bos_token` and `eos_token` name BOS and EOS.
+   * Without it they are the special tokens found by name (`<|begin_of_text|>`, `<s>`, `<bos>`, `<|endoftext|>`; `<|end_of_text|>`,
+   * `</s>`, `<eos>`, `<|endoftext|>`).
+   */
+  readonly config?: unknown;
+  /** BOS/EOS ids, overriding the config (`null`: none). */
+  readonly bos?: number | null;
+  readonly eos?: number | null;
 }
 
 /** Parses JSON text, naming the source when it is not JSON. */
@@ -17,63 +41,89 @@ export function parseJsonText(text: string, source: string): unknown {
   }
 }
 
-function isUnset(value: unknown): boolean {
-  return value === undefined || value === null || value === false || value === '';
-}
+const BOS_NAMES = ['<|begin_of_text|>', '<s>', '<bos>', '<|endoftext|>'];
+const EOS_NAMES = ['<|end_of_text|>', '</s>', '<eos>', '<|endoftext|>'];
 
-function requireUnset(
-  object: { readonly [key: string]: unknown },
-  key: string,
-  path: string,
-  why: string,
-  source: string,
-): void {
-  if (!isUnset(object[key])) fail(source, `${path}${key}`, `null or absent (${why})`, object[key]);
+function isUnset(value: unknown): boolean {
+  return value === undefined || value === null || value === false || value === '' || value === 0;
 }
 
 /**
- * Loads a Hugging Face `tokenizer.json` whose model is a GPT-2-style byte-level BPE (ByteLevel pre-tokenizer, no
- * normalizer). `added_tokens` become special tokens; `<|endoftext|>` (else `<s>`/`</s>`) becomes BOS/EOS.
+ * True for the GPT-2 layout that Loom's byte-level BPE runs directly (and faster): no normalizer, a ByteLevel
+ * pre-tokenizer with GPT-2's pattern and no prefix space, a plain BPE model, ByteLevel decoding, and added tokens
+ * that are all special with no stripping rules.
  */
-export function tokenizerFromHfJson(json: unknown, options: HfJsonOptions = {}): ByteLevelBpeTokenizer {
-  const source = options.source ?? 'tokenizer.json';
-  const root = readObject(typeof json === 'string' ? parseJsonText(json, source) : json, source, '(root)');
-  requireUnset(root, 'normalizer', '', 'Loom supports byte-level BPE without a normalizer', source);
-  const pre = readObject(root.pre_tokenizer, source, 'pre_tokenizer');
-  if (pre.type !== 'ByteLevel')
-    fail(source, 'pre_tokenizer.type', '"ByteLevel" (GPT-2-style byte-level BPE)', pre.type);
-  requireUnset(pre, 'add_prefix_space', 'pre_tokenizer.', 'Loom does not add a prefix space', source);
-  if (pre.use_regex !== undefined && pre.use_regex !== true) {
-    fail(source, 'pre_tokenizer.use_regex', 'true (the GPT-2 pattern)', pre.use_regex);
-  }
-  const model = readObject(root.model, source, 'model');
-  if (model.type !== undefined && model.type !== 'BPE') fail(source, 'model.type', '"BPE"', model.type);
-  for (const key of [
+function isPlainGpt2(root: JsonObject, added: readonly AddedTokenJson[]): boolean {
+  const { pre_tokenizer: pre, model, decoder, post_processor: post } = root;
+  const plainModelKeys = [
+    'unk_token',
     'continuing_subword_prefix',
     'end_of_word_suffix',
     'byte_fallback',
     'ignore_merges',
     'dropout',
-  ]) {
-    requireUnset(model, key, 'model.', 'not part of GPT-2-style BPE', source);
+  ];
+  return (
+    isUnset(root.normalizer) &&
+    isObject(pre) &&
+    pre.type === 'ByteLevel' &&
+    isUnset(pre.add_prefix_space) &&
+    pre.use_regex !== false &&
+    isObject(model) &&
+    (model.type === undefined || model.type === 'BPE') &&
+    plainModelKeys.every((key) => isUnset(model[key])) &&
+    (isUnset(post) || (isObject(post) && post.type === 'ByteLevel')) &&
+    isObject(decoder) &&
+    decoder.type === 'ByteLevel' &&
+    added.every((token) => token.special && !token.lstrip && !token.rstrip && !token.single_word)
+  );
+}
+
+/** A config's `bos_token`/`eos_token`: a string, an `{ "content": ... }` object, or null. */
+function configToken(config: JsonObject, key: string, source: string): string | null | undefined {
+  const value = config[key];
+  if (value === undefined || value === null) return value === null ? null : undefined;
+  if (typeof value === 'string') return value;
+  return readString(readObject(value, source, key).content, source, `${key}.content`);
+}
+
+function role(
+  explicit: number | null | undefined,
+  config: JsonObject | undefined,
+  key: 'bos_token' | 'eos_token',
+  names: readonly string[],
+  idOf: (text: string) => number | undefined,
+  addedIds: ReadonlyMap<string, number>,
+  source: string,
+): number | undefined {
+  if (explicit !== undefined) return explicit ?? undefined;
+  const text =
+    config === undefined ? undefined : configToken(config, key, `${source} (tokenizer_config.json)`);
+  if (text === null) return undefined;
+  if (text !== undefined) {
+    const id = idOf(text);
+    if (id === undefined) {
+      throw new Error(
+        `${source} (tokenizer_config.json): key "${key}": ${JSON.stringify(text)} is not a token of the tokenizer; ` +
+          'use the tokenizer_config.json that belongs to this tokenizer.json',
+      );
+    }
+    return id;
   }
+  return names.map((name) => addedIds.get(name)).find((id) => id !== undefined);
+}
 
-  const specialTokens: SpecialToken[] = [];
-  const addedTokens =
-    root.added_tokens === undefined ? [] : readArray(root.added_tokens, source, 'added_tokens');
+function fastGpt2(
+  root: JsonObject,
+  added: readonly AddedTokenJson[],
+  bos: (idOf: (text: string) => number | undefined) => number | undefined,
+  eos: (idOf: (text: string) => number | undefined) => number | undefined,
+  source: string,
+  maxId: number,
+): ByteLevelBpeTokenizer {
+  const specialIds = new Map(added.map((token) => [token.content, token.id]));
+  const model = readObject(root.model, source, 'model');
   const vocab = readObject(model.vocab, source, 'model.vocab');
-  // Ids number the entries from 0; bounding them by the entry count keeps the id table as small as the file.
-  const maxId = Object.keys(vocab).length + addedTokens.length - 1;
-  addedTokens.forEach((entry, index) => {
-    const path = `added_tokens[${index}]`;
-    const added = readObject(entry, source, path);
-    specialTokens.push({
-      text: readString(added.content, source, `${path}.content`),
-      id: readInteger(added.id, source, `${path}.id`, 0, maxId),
-    });
-  });
-  const specialIds = new Map(specialTokens.map((token) => [token.text, token.id]));
-
   const tokens: (Uint8Array | null)[] = [];
   const idOfToken = new Map<string, number>();
   for (const [token, value] of Object.entries(vocab)) {
@@ -97,9 +147,7 @@ export function tokenizerFromHfJson(json: unknown, options: HfJsonOptions = {}):
     while (tokens.length <= id) tokens.push(null);
     tokens[id] = bytes;
   }
-
-  const rawMerges = readArray(model.merges, source, 'model.merges');
-  const merges = rawMerges.map((entry, index): [number, number] => {
+  const merges = readArray(model.merges, source, 'model.merges').map((entry, index): [number, number] => {
     const path = `model.merges[${index}]`;
     const parts =
       typeof entry === 'string'
@@ -123,14 +171,77 @@ export function tokenizerFromHfJson(json: unknown, options: HfJsonOptions = {}):
     };
     return [idOf(parts[0]), idOf(parts[1])];
   });
-
-  const endOfText = specialIds.get('<|endoftext|>');
+  const specialOnly = (text: string) => specialIds.get(text);
   return new ByteLevelBpeTokenizer({
     tokens,
     merging: { kind: 'merges', merges },
-    specialTokens,
-    bos: endOfText ?? specialIds.get('<s>'),
-    eos: endOfText ?? specialIds.get('</s>'),
+    specialTokens: added.map((token) => ({ text: token.content, id: token.id })),
+    bos: bos(specialOnly),
+    eos: eos(specialOnly),
     source,
   });
+}
+
+/**
+ * Loads a Hugging Face `tokenizer.json`: normalizers, pre-tokenizers, a BPE, WordPiece or Unigram model, added
+ * tokens, post-processors and decoders (see the README for the list). A plain GPT-2 file loads as Loom's
+ * byte-level BPE (`kind: 'bpe'`); anything else runs the whole pipeline (`kind: 'hf'`). An unsupported
+ * component is refused by name and key path.
+ */
+export function tokenizerFromHfJson(json: unknown, options: HfJsonOptions = {}): Tokenizer {
+  const source = options.source ?? 'tokenizer.json';
+  const root = readObject(typeof json === 'string' ? parseJsonText(json, source) : json, source, '(root)');
+  const config =
+    options.config === undefined
+      ? undefined
+      : readObject(
+          typeof options.config === 'string'
+            ? parseJsonText(options.config, `${source} (tokenizer_config.json)`)
+            : options.config,
+          `${source} (tokenizer_config.json)`,
+          '(root)',
+        );
+  const model = readObject(root.model, source, 'model');
+  const vocab = model.vocab;
+  const entries = Array.isArray(vocab)
+    ? vocab.length
+    : Object.keys(readObject(vocab, source, 'model.vocab')).length;
+  const addedCount =
+    root.added_tokens === undefined || root.added_tokens === null
+      ? 0
+      : readArray(root.added_tokens, source, 'added_tokens').length;
+  // Ids number the entries from 0; bounding them by the entry count keeps the id table as small as the file.
+  const maxId = entries + addedCount - 1;
+  const added = readAddedTokens(root.added_tokens, source, maxId);
+  // Only special tokens are found by name (Gemma also has plain added tokens "<s>" and "</s>").
+  const addedIds = new Map(added.filter((token) => token.special).map((token) => [token.content, token.id]));
+  const bos = (idOf: (text: string) => number | undefined) =>
+    role(options.bos, config, 'bos_token', BOS_NAMES, idOf, addedIds, source);
+  const eos = (idOf: (text: string) => number | undefined) =>
+    role(options.eos, config, 'eos_token', EOS_NAMES, idOf, addedIds, source);
+  if (isPlainGpt2(root, added)) return fastGpt2(root, added, bos, eos, source, maxId);
+
+  const optional = <T>(
+    key: string,
+    compile: (value: unknown, source: string, path: string) => T,
+  ): T | undefined =>
+    root[key] === undefined || root[key] === null ? undefined : compile(root[key], source, key);
+  const compiledModel = compileModel(model, source, maxId);
+  const idOf = (text: string) => addedIds.get(text) ?? compiledModel.vocab.get(text);
+  return new HfTokenizer(
+    {
+      json: root,
+      normalize: optional('normalizer', compileNormalizer),
+      preTokenize: optional('pre_tokenizer', compilePreTokenizer),
+      model: compiledModel,
+      postProcess: optional('post_processor', (value, s, path) =>
+        compilePostProcessor(value, s, path, maxId),
+      ),
+      decode: optional('decoder', compileDecoder),
+      added,
+      bos: bos(idOf),
+      eos: eos(idOf),
+    },
+    source,
+  );
 }

@@ -72,3 +72,40 @@ export function readChoice<const T extends string>(
     fail(source, path, `one of ${choices.map((c) => JSON.stringify(c)).join(', ')}`, value);
   return found;
 }
+
+/** A boolean, or `fallback` when absent/null. */
+export function readBoolean(value: unknown, source: string, path: string, fallback: boolean): boolean {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'boolean') fail(source, path, 'true or false', value);
+  return value;
+}
+
+/** A string, or `fallback` when absent/null. */
+export function readOptionalString(
+  value: unknown,
+  source: string,
+  path: string,
+  fallback: string | undefined,
+): string | undefined {
+  return value === undefined || value === null ? fallback : readString(value, source, path);
+}
+
+/**
+ * The `type` of a tokenizer.json component (`normalizer`, `pre_tokenizer`...), refused by name when Loom does not
+ * implement it.
+ */
+export function readType<const T extends string>(
+  object: JsonObject,
+  types: readonly T[],
+  source: string,
+  path: string,
+): T {
+  const found = types.find((type) => type === object.type);
+  if (found !== undefined) return found;
+  const key = `${path}.type`;
+  if (typeof object.type !== 'string') fail(source, key, 'a string', object.type);
+  throw new Error(
+    `${source}: key "${key}": ${JSON.stringify(object.type)} is not supported by Loom; expected one of ` +
+      `${types.map((t) => JSON.stringify(t)).join(', ')} (use a tokenizer.json without it)`,
+  );
+}

@@ -5,7 +5,7 @@ import { LLAMA2C_SPECIAL_TOKENS, Llama2cTokenizer } from '../llama2c/tokenizer';
 import type { SpecialToken, Tokenizer } from '../tokenizer';
 import { utf8Encode } from '../utf8';
 import { base64Decode } from './base64';
-import { parseJsonText } from './hf-json';
+import { parseJsonText, tokenizerFromHfJson } from './hf-json';
 import {
   fail,
   type JsonObject,
@@ -56,7 +56,13 @@ export interface Llama2cTokenizerJson extends LoomJsonBase {
   readonly scores: readonly number[];
 }
 
-export type LoomTokenizerJson = CharTokenizerJson | BpeTokenizerJson | Llama2cTokenizerJson;
+export interface HfTokenizerJson extends LoomJsonBase {
+  readonly kind: 'hf';
+  /** The Hugging Face tokenizer.json it was loaded from, as parsed. */
+  readonly tokenizer: unknown;
+}
+
+export type LoomTokenizerJson = CharTokenizerJson | BpeTokenizerJson | Llama2cTokenizerJson | HfTokenizerJson;
 
 /** True when a parsed JSON value claims to be a Loom tokenizer. */
 export function isLoomTokenizerJson(value: unknown): boolean {
@@ -168,7 +174,7 @@ export function tokenizerFromJSON(json: unknown, source = 'tokenizer JSON'): Tok
   const root = readObject(typeof json === 'string' ? parseJsonText(json, source) : json, source, '(root)');
   if (root.format !== 'loom-tokenizer') fail(source, 'format', '"loom-tokenizer"', root.format);
   if (root.version !== 1) fail(source, 'version', '1 (the only version this Loom reads)', root.version);
-  const kind = readChoice(root.kind, ['char', 'bpe', 'llama2c'], source, 'kind');
+  const kind = readChoice(root.kind, ['char', 'bpe', 'llama2c', 'hf'], source, 'kind');
   switch (kind) {
     case 'char':
       return readCharJson(root, source);
@@ -176,5 +182,11 @@ export function tokenizerFromJSON(json: unknown, source = 'tokenizer JSON'): Tok
       return readBpeJson(root, source);
     case 'llama2c':
       return readLlama2cJson(root, source);
+    case 'hf':
+      return tokenizerFromHfJson(root.tokenizer, {
+        source,
+        bos: readOptionalId(root.bos, source, 'bos') ?? null,
+        eos: readOptionalId(root.eos, source, 'eos') ?? null,
+      });
   }
 }
