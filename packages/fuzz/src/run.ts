@@ -135,7 +135,10 @@ async function runRange(
           index,
           problem: `peak memory ${line.peakRssBytes} bytes, over ${limits.memoryBytes}`,
         });
-        child.kill('SIGKILL'); // the peak only grows, so later cases would be blamed for it
+        // The peak only grows, so later cases would be blamed for it: a fresh child goes on.
+        killedFor = 'its peak memory';
+        child.kill('SIGKILL');
+        break;
       }
     }
     const how = await exited;
