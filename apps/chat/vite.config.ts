@@ -1,5 +1,7 @@
 import { defineConfig } from 'vite';
-import { ISOLATION_HEADERS } from './src/serve/isolation-headers';
+// By path, not as @loom/server/static-files: Vite bundles a config's relative imports but leaves packages to
+// Node, which cannot load TypeScript.
+import { ISOLATION_HEADERS } from '../server/src/static-files';
 
 /** The chat page: workspace packages from their TypeScript sources, the model in an ES-module worker. */
 export default defineConfig({

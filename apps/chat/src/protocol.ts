@@ -18,7 +18,8 @@ export type Request =
   | { readonly type: 'load'; readonly files: readonly ModelFile[] }
   | { readonly type: 'reset'; readonly mode: PromptMode; readonly system: string }
   | { readonly type: 'send'; readonly turn: number; readonly text: string; readonly settings: Settings }
-  | { readonly type: 'stop' };
+  | { readonly type: 'stop' }
+  | { readonly type: 'attention'; readonly layer: number; readonly head: number };
 
 /** The backend the worker runs on, and why it is not WebGPU when it is not. */
 export interface BackendInfo {
@@ -67,6 +68,20 @@ export interface ReplyStats {
   readonly cacheBytes: number;
 }
 
+/** One head's attention over the last tokens of the conversation, as the last reply left it. */
+export interface AttentionMap {
+  readonly layer: number;
+  readonly head: number;
+  /** The model's layer and head counts, for the selects. */
+  readonly layers: number;
+  readonly heads: number;
+  /** The tokens shown, as text: the last `tokens.length` of the conversation's `total` (none before a reply). */
+  readonly tokens: readonly string[];
+  readonly total: number;
+  /** [T, T] row-major, T = tokens.length: row i is token i's attention over tokens 0..T-1. */
+  readonly probs: Float32Array;
+}
+
 /** What the worker tells the page; a reply's reports carry the number of the turn (`send`) they answer. */
 export type Report =
   | { readonly type: 'backend'; readonly backend: BackendInfo }
@@ -79,4 +94,5 @@ export type Report =
       readonly text: string;
       readonly alternatives: readonly Alternative[];
     }
-  | { readonly type: 'done'; readonly turn: number; readonly text: string; readonly stats: ReplyStats };
+  | { readonly type: 'done'; readonly turn: number; readonly text: string; readonly stats: ReplyStats }
+  | { readonly type: 'attention'; readonly map: AttentionMap };

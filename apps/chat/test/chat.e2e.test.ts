@@ -71,6 +71,53 @@ async function sendAndWait(page: Page, text: string): Promise<void> {
   await poll(() => page.getByRole('button', { name: 'Send' }).count()).toBe(1);
 }
 
+/**
+ * Starts recording the page's main-thread tasks over 50 ms (the Long Tasks API, with the entries buffered before the
+ * observer's first callback); the call it returns reads their durations so far.
+ */
+async function watchLongTasks(page: Page): Promise<() => Promise<number[]>> {
+  const supported = await page.evaluate(() => {
+    const since = performance.now();
+    const seen: number[] = [];
+    new PerformanceObserver((list) => {
+      for (const task of list.getEntries()) {
+        if (task.startTime + task.duration >= since) seen.push(Math.round(task.duration));
+      }
+    }).observe({ type: 'longtask', buffered: true });
+    Object.assign(window, { loomLongTasks: seen });
+    return PerformanceObserver.supportedEntryTypes.includes('longtask');
+  });
+  expect(supported).toBe(true);
+  return () => page.evaluate(() => (window as unknown as { loomLongTasks: number[] }).loomLongTasks);
+}
+
+/** The heatmap's cells, read from its pixels: how many above the diagonal are not the canvas's background colour. */
+function heatmapCells(canvas: HTMLCanvasElement) {
+  const [n, cell, left, top] = ['cells', 'cell', 'left', 'top'].map((name) => Number(canvas.dataset[name]));
+  const background = (getComputedStyle(canvas).backgroundColor.match(/\d+/g) ?? []).map(Number);
+  const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
+  const isBackground = (x: number, y: number) =>
+    [0, 1, 2].every((c) => data[(y * canvas.width + x) * 4 + c] === background[c]);
+  const cellIsBackground = (row: number, column: number) => {
+    for (let y = top + row * cell; y < top + (row + 1) * cell; y++) {
+      for (let x = left + column * cell; x < left + (column + 1) * cell; x++)
+        if (!isBackground(x, y)) return false;
+    }
+    return true;
+  };
+  let filledAbove = 0;
+  let emptyRows = 0;
+  let filledBelow = 0;
+  for (let row = 0; row < n; row++) {
+    for (let column = row + 1; column < n; column++) if (!cellIsBackground(row, column)) filledAbove++;
+    let filled = 0;
+    for (let column = 0; column <= row; column++) if (!cellIsBackground(row, column)) filled++;
+    if (filled === 0) emptyRows++;
+    filledBelow += filled;
+  }
+  return { n, cornerIsBackground: isBackground(0, 0), filledAbove, emptyRows, filledBelow };
+}
+
 describe.skipIf(!haveChromium)('the chat page in headless Chromium', () => {
   const dir = mkdtempSync(join(tmpdir(), 'loom-chat-e2e-'));
   let server: Server;
@@ -161,13 +208,63 @@ describe.skipIf(!haveChromium)('the chat page in headless Chromium', () => {
         await setControl(page, 'Repetition penalty', '1'); // plain greedy, as the reference
         // run.c runs `steps` positions: the prompt, then a new token from each position after it.
         await setControl(page, 'Max tokens', String(reference.steps - reference.prompt_tokens.length + 1));
+        const longTasks = await watchLongTasks(page);
         await sendAndWait(page, reference.prompt);
+        // The page never froze while the reply streamed: no main-thread task over 50 ms.
+        expect(await longTasks()).toEqual([]);
         expect(await stat(page, 'stop-reason').textContent()).toBe('max-tokens');
         expect(reference.prompt + (await lastReply(page).textContent())).toBe(reference.text);
         // Streamed token by token, each with the sampler's alternatives on hover.
         const tokens = lastReply(page).locator('.token');
         expect(await tokens.count()).toBeGreaterThan(100);
         expect(await tokens.nth(3).getAttribute('title')).toMatch(/%/);
+      });
+
+      it('shows the attention of the last reply as a heatmap: empty above the diagonal, the value under the pointer', async () => {
+        await page.locator('.attention summary').click();
+        await page.getByLabel('Layer', { exact: true }).selectOption('4');
+        await page.getByLabel('Head', { exact: true }).selectOption('3');
+        // The prompt (with BOS) and the reply: `steps` positions and the last token generated.
+        const tokens = reference.steps + 1;
+        const canvas = page.getByRole('img', {
+          name: new RegExp(`^Attention heatmap of layer 4, head 3, over ${tokens} tokens`),
+        });
+        await canvas.waitFor();
+        for (const scheme of ['light', 'dark'] as const) {
+          await page.emulateMedia({ colorScheme: scheme });
+          await poll(() => canvas.evaluate(heatmapCells).then((cells) => cells.cornerIsBackground)).toBe(
+            true,
+          );
+          const cells = await canvas.evaluate(heatmapCells);
+          expect(cells).toMatchObject({ n: tokens, filledAbove: 0, emptyRows: 0 });
+          expect(cells.filledBelow).toBeGreaterThan(tokens);
+          await page
+            .locator('.attention')
+            .screenshot({ path: join(ARTIFACTS, `attention-${backend}-${scheme}.png`) });
+        }
+        await page.emulateMedia({ colorScheme: 'light' });
+        const box = await canvas.boundingBox();
+        if (box === null) throw new Error('the heatmap canvas is not laid out');
+        const at = await canvas.evaluate((element: HTMLCanvasElement) => ({
+          width: element.width,
+          cell: Number(element.dataset.cell),
+          left: Number(element.dataset.left),
+          top: Number(element.dataset.top),
+        }));
+        const scale = box.width / at.width;
+        const pointAt = (row: number, column: number) =>
+          page.mouse.move(
+            box.x + (at.left + (column + 0.5) * at.cell) * scale,
+            box.y + (at.top + (row + 0.5) * at.cell) * scale,
+          );
+        await pointAt(10, 3);
+        await poll(() => page.locator('.attention-value').textContent()).toMatch(
+          /^".*" \(10\) → ".*" \(3\): [01]\.\d{4}$/,
+        );
+        await pointAt(3, 10);
+        await poll(() => page.locator('.attention-value').textContent()).toMatch(
+          /\(3\) → .* \(10\): 0 \(a later token: masked\)$/,
+        );
       });
 
       it('prefills only the new turn of a conversation', async () => {

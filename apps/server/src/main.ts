@@ -1,7 +1,8 @@
+import { existsSync } from 'node:fs';
 import { checkMemoryLimits } from '@loom/kvcache';
 import { parseArgs, USAGE, UsageError } from './args';
 import { loadServedModel } from './load';
-import { LoomServer } from './server';
+import { CHAT_APP_DIR, LoomServer } from './server';
 
 async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   let command: ReturnType<typeof parseArgs>;
@@ -30,9 +31,13 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     timeoutMs: command.timeoutSeconds * 1000,
   });
   const address = await server.listen(command.port, command.host);
+  const origin = `http://${address.address}:${address.port}`;
   process.stderr.write(
-    `serve: ${served.id} (${served.template} chat template, context ${maxSeqLen}) on http://${address.address}:${address.port}/v1 ` +
-      `— ${command.parallel} sequences decoded together, ${command.queue} more may wait${command.apiKey ? ', API key required' : ''}\n`,
+    `serve: ${served.id} (${served.template} chat template, context ${maxSeqLen}) on ${origin}/v1 ` +
+      `— ${command.parallel} sequences decoded together, ${command.queue} more may wait${command.apiKey ? ', API key required' : ''}\n` +
+      (existsSync(CHAT_APP_DIR)
+        ? `serve: the chat page is at ${origin}/\n`
+        : `serve: no chat page at ${origin}/ until it is built: pnpm --filter @loom/chat build\n`),
   );
   await new Promise<void>((resolve) => process.once('SIGINT', resolve));
   process.stderr.write('serve: stopping; finishing the requests in flight\n');

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { SamplerConfigError } from '@loom/sampler';
 import { checkApiKey, setCorsHeaders } from './access';
 import { ApiError } from './api-error';
@@ -16,6 +17,10 @@ import {
   parseChatRequest,
   parseCompletionRequest,
 } from './parse-request';
+import { type StaticSite, sendStaticFile } from './static-files';
+
+/** The chat app's build folder (`pnpm --filter @loom/chat build`), served at `/` by default. */
+export const CHAT_APP_DIR = fileURLToPath(new URL('../../chat/dist', import.meta.url));
 
 export interface ServerOptions {
   /** Required as `Authorization: Bearer KEY` on every route but /health when set. */
@@ -32,6 +37,8 @@ export interface ServerOptions {
   readonly maxBodyBytes?: number;
   /** Prompt tokens of one sequence per batched step (default 32). */
   readonly prefillChunk?: number;
+  /** The folder of static files served at `/` and every path outside the API (default `CHAT_APP_DIR`). */
+  readonly appDir?: string;
 }
 
 /** What a path answers: a generation for the POST routes, a plain response for the GET ones. */
@@ -58,6 +65,7 @@ export class LoomServer {
   readonly batcher: Batcher;
   readonly #info: ModelInfo;
   readonly #maxBody: number;
+  readonly #site: StaticSite;
 
   constructor(
     readonly served: ServedModel,
@@ -77,6 +85,11 @@ export class LoomServer {
     const { id, tokenizer, template, model } = served;
     this.#info = { id, tokenizer, template, maxSeqLen: model.config.maxSeqLen };
     this.#maxBody = options.maxBodyBytes ?? 1 << 20;
+    const root = options.appDir ?? CHAT_APP_DIR;
+    this.#site = {
+      root,
+      missing: `the chat app is not built (no ${root}); run pnpm --filter @loom/chat build, then reload`,
+    };
     this.http = createServer((req, res) => void this.#handle(req, res));
     this.http.on('clientError', (_error, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
@@ -110,6 +123,10 @@ export class LoomServer {
     try {
       if (req.method === 'OPTIONS' && this.options.cors !== undefined) {
         res.writeHead(204).end();
+        return;
+      }
+      if (!isApiPath(path)) {
+        await sendStaticFile(req, res, this.#site);
         return;
       }
       const route = this.#route(path);
@@ -238,9 +255,13 @@ export class LoomServer {
 
 const ROUTES = new Set(['/v1/chat/completions', '/v1/completions', '/v1/models', '/health', '/metrics']);
 
+/** The API's paths; every other one names a static file of the app. */
+const isApiPath = (path: string) => ROUTES.has(path) || path === '/v1' || path.startsWith('/v1/');
+
 /** The metrics label of a path: one per route, so unknown paths cannot grow the label set. */
 function routeLabel(path: string): string {
   if (ROUTES.has(path)) return path;
+  if (!isApiPath(path)) return 'static';
   return path.startsWith('/v1/models/') ? '/v1/models/{id}' : 'other';
 }
 

@@ -235,9 +235,12 @@ describe('bad requests get a 4xx and an OpenAI error object naming the problem',
     const wrong = await fetch(`${base}/v1/completions`);
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('POST');
-    await fetch(`${base}/a/b/c`);
+    const missingApi = await fetch(`${base}/v1/nope`);
+    expect((await missingApi.json()).error.code).toBe('not_found');
+    expect((await fetch(`${base}/a/b/c`)).status).toBe(404); // not an API path: a static file of the app
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toMatch(/^loom_requests_total\{route="other",status="404"\} 2$/m);
+    expect(metrics).toMatch(/^loom_requests_total\{route="static",status="404"\} 1$/m);
     expect(metrics).not.toContain('/a/b/c');
   });
 

@@ -1,3 +1,4 @@
+export { type AttentionMapOptions, attentionMap } from './attention-map';
 export { type BatchSequence, forwardBatch } from './batched-forward';
 export type {
   ConfigInput,

@@ -1,16 +1,7 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { extname, join, normalize, sep } from 'node:path';
-import { ISOLATION_HEADERS } from './isolation-headers';
-
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json',
-  '.svg': 'image/svg+xml',
-  '.wasm': 'application/wasm',
-};
+import { join, normalize, sep } from 'node:path';
+import { ISOLATION_HEADERS, sendStaticFile } from '@loom/server/static-files';
 
 export interface ServeOptions {
   /** The built page (`vite build` output). */
@@ -19,14 +10,6 @@ export interface ServeOptions {
   readonly modelFiles?: readonly string[];
   readonly port?: number;
   readonly host?: string;
-}
-
-/** The file under `root` that a URL path names, or undefined when it names none or climbs out of `root`. */
-function fileUnder(root: string, path: string): string | undefined {
-  const file = normalize(join(root, decodeURIComponent(path)));
-  if (file !== root && !file.startsWith(root + sep)) return undefined;
-  if (existsSync(file) && statSync(file).isDirectory()) return fileUnder(root, `${path}/index.html`);
-  return existsSync(file) ? file : undefined;
 }
 
 /** The model files of a directory (a Loom checkpoint without the trainer's own files), or the files given. */
@@ -38,30 +21,32 @@ export function modelFilesIn(path: string): string[] {
 }
 
 /**
- * Serves the built chat page, cross-origin isolated (COOP/COEP, so the CPU backend may use threads), and the
- * model files under /model/. Resolves once it listens.
+ * Serves the built chat page as `pnpm serve` does (`@loom/server`'s static files: no path out of `root`,
+ * cross-origin isolated so the CPU backend may use threads), and the model files under /model/. Resolves once it
+ * listens.
  */
 export async function serveChat(options: ServeOptions): Promise<Server> {
   const root = normalize(options.root);
-  const models = new Map((options.modelFiles ?? []).map((file) => [file.split(sep).pop()!, file]));
-  const manifest = JSON.stringify({ files: [...models.keys()] });
+  const names = (options.modelFiles ?? []).map((file) => file.split(sep).pop()!);
+  // Keyed as the page asks for them (encodeURIComponent), so no path is decoded here.
+  const models = new Map(names.map((name, i) => [encodeURIComponent(name), options.modelFiles![i]]));
+  const manifest = JSON.stringify({ files: names });
+  const site = { root, missing: `${root}: the built page is missing` };
   const server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    if (!path.startsWith('/model/')) {
+      sendStaticFile(request, response, site).catch(() => response.destroy());
+      return;
+    }
     const headers = { ...ISOLATION_HEADERS, 'Cross-Origin-Resource-Policy': 'same-origin' };
     let body: string | Buffer | undefined;
     let type = 'application/octet-stream';
     if (path === '/model/manifest.json' && models.size > 0) {
       body = manifest;
-      type = TYPES['.json'];
-    } else if (path.startsWith('/model/')) {
-      const file = models.get(decodeURIComponent(path.slice('/model/'.length)));
-      if (file) body = readFileSync(file);
+      type = 'application/json';
     } else {
-      const file = fileUnder(root, path);
-      if (file) {
-        body = readFileSync(file);
-        type = TYPES[extname(file)] ?? type;
-      }
+      const file = models.get(path.slice('/model/'.length));
+      if (file) body = readFileSync(file);
     }
     if (body === undefined) {
       response.writeHead(404, { ...headers, 'content-type': 'text/plain' });

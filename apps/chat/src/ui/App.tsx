@@ -1,8 +1,9 @@
 import { useEffect } from 'preact/hooks';
+import { AttentionView } from './AttentionView';
 import { Composer } from './Composer';
 import { ConversationsPanel } from './ConversationsPanel';
+import { stop } from './chat-actions';
 import { ModelPanel } from './ModelPanel';
-import { stop } from './model-worker-client';
 import { SettingsPanel } from './SettingsPanel';
 import { StatsBar } from './StatsBar';
 import * as state from './state';
@@ -60,6 +61,7 @@ export function App() {
         <div class="chat">
           <Transcript />
           <Composer />
+          <AttentionView />
         </div>
         <aside class="side">
           <ModelPanel />

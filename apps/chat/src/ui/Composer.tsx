@@ -1,6 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { parseSetting, SETTING_FIELDS, type Settings } from '../settings';
-import { newChat, sendMessage, stop } from './model-worker-client';
+import { newChat, send as sendMessage, stop } from './chat-actions';
 import * as state from './state';
 
 /** The controls as numbers, or undefined while one of them is not valid. */
@@ -19,7 +19,8 @@ export function Composer() {
   const draft = useSignal('');
   const settings = validSettings();
   const generating = state.busy.value === 'generating';
-  const canSend = state.model.value !== undefined && state.busy.value === 'idle' && settings !== undefined;
+  const ready = state.model.value !== undefined || state.server.value !== undefined;
+  const canSend = ready && state.busy.value === 'idle' && settings !== undefined;
   const send = () => {
     const text = draft.value;
     if (!canSend || text.trim() === '') return;
@@ -41,7 +42,9 @@ export function Composer() {
         id="message"
         rows={2}
         placeholder={
-          state.model.value ? 'Write a message (Enter sends, Shift+Enter: new line)' : 'Load a model first'
+          ready
+            ? 'Write a message (Enter sends, Shift+Enter: new line)'
+            : 'Load a model or connect to a server first'
         }
         value={draft.value}
         onInput={(event) => {

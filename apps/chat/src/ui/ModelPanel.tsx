@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import type { ModelFile } from '../protocol';
 import { cachedSets, deleteCachedModel, downloadModel, fileName, progress } from './model-download';
 import { loadFiles } from './model-worker-client';
+import { ServerConnect } from './ServerConnect';
 import * as state from './state';
 
 async function readPicked(list: FileList | null | undefined): Promise<void> {
@@ -25,11 +26,15 @@ async function loadUrls(urls: readonly string[]): Promise<void> {
 
 const describeBytes = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
-/** Loading a model: a file picker and drop zone (several files at once), or URLs downloaded into the cache. */
+/**
+ * Loading a model: a file picker and drop zone (several files at once), or URLs downloaded into the cache; or
+ * connecting to a server.
+ */
 export function ModelPanel() {
   const dragging = useSignal(false);
   const urlText = useSignal('');
   const info = state.model.value;
+  const server = state.server.value;
   const loading = state.busy.value === 'loading';
   const onSubmit = (event: Event) => {
     event.preventDefault();
@@ -40,11 +45,13 @@ export function ModelPanel() {
     <section class="panel" aria-labelledby="model-heading">
       <h2 id="model-heading">Model</h2>
       <p class="model-info" aria-live="polite">
-        {loading
-          ? 'Loading…'
-          : info
-            ? `${info.source}: ${info.description}, ${(info.parameters / 1e6).toFixed(2)}M parameters`
-            : 'No model loaded.'}
+        {server
+          ? `Connected to ${server.endpoint.base}: ${server.model}; replies come from the server.`
+          : loading
+            ? 'Loading…'
+            : info
+              ? `${info.source}: ${info.description}, ${(info.parameters / 1e6).toFixed(2)}M parameters`
+              : 'No model loaded.'}
       </p>
       <label
         class={`drop-zone${dragging.value ? ' dragging' : ''}`}
@@ -112,6 +119,7 @@ export function ModelPanel() {
           ))}
         </ul>
       )}
+      <ServerConnect />
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import type { PromptMode } from '../protocol';
 import { parseSetting, SETTING_FIELDS } from '../settings';
-import { newChat } from './model-worker-client';
+import { newChat } from './chat-actions';
 import * as state from './state';
 
 const MODES: readonly { readonly value: PromptMode; readonly label: string }[] = [
@@ -13,12 +13,14 @@ const MODES: readonly { readonly value: PromptMode; readonly label: string }[] =
 /** The system prompt, prompt format and sampling controls, each checked as it is typed. */
 export function SettingsPanel() {
   const text = state.settingText.value;
+  const server = state.server.value !== undefined;
   return (
     <section class="panel" aria-labelledby="settings-heading">
       <h2 id="settings-heading">Settings</h2>
       <label for="mode">Prompt format (starts a new chat)</label>
       <select
         id="mode"
+        disabled={server}
         value={state.mode.value}
         onChange={(event) => {
           state.mode.value = event.currentTarget.value as PromptMode;
@@ -31,6 +33,11 @@ export function SettingsPanel() {
           </option>
         ))}
       </select>
+      {server && (
+        <p class="hint">
+          A server applies its own chat template; of the controls below it takes those of the OpenAI API.
+        </p>
+      )}
       <label for="system">System prompt (chat formats; applies to a new chat)</label>
       <textarea
         id="system"
@@ -41,7 +48,7 @@ export function SettingsPanel() {
         }}
       />
       <div class="settings-grid">
-        {SETTING_FIELDS.map(({ name, label, step }) => {
+        {SETTING_FIELDS.map(({ name, label, step, openai }) => {
           const parsed = parseSetting(name, text[name]);
           const errorId = `${name}-error`;
           return (
@@ -51,6 +58,8 @@ export function SettingsPanel() {
                 id={name}
                 type="number"
                 step={step}
+                disabled={server && openai === undefined}
+                title={server ? (openai ? `sent as ${openai}` : 'not an OpenAI API parameter') : undefined}
                 value={text[name]}
                 aria-invalid={'error' in parsed}
                 aria-describedby={'error' in parsed ? errorId : undefined}

@@ -1,22 +1,13 @@
 import type { BackendChoice, ModelFile, PromptMode, Report, Request } from '../protocol';
 import type { Settings } from '../settings';
-import { currentId, saveConversation } from './conversations';
+import { attention, attentionPending } from './attention-state';
+import { beginReply, finishReply } from './reply';
 import * as state from './state';
 
 const worker = new Worker(new URL('../worker/model-worker.ts', import.meta.url), { type: 'module' });
 /** The number of the latest `send`: reports of earlier (stopped) turns are ignored. */
 let turn = 0;
 const post = (request: Request, transfer: Transferable[] = []) => worker.postMessage(request, transfer);
-
-/** Joins the streamed reply to the conversation once it is done or stopped. */
-function finishReply(stopped?: string): void {
-  const pieces = state.reply.value;
-  const text = pieces.map((piece) => piece.text).join('');
-  state.messages.value = [...state.messages.value, { role: 'assistant', text, pieces, stopped }];
-  state.reply.value = [];
-  state.busy.value = 'idle';
-  void saveConversation();
-}
 
 function onReport(report: Report): void {
   switch (report.type) {
@@ -33,6 +24,7 @@ function onReport(report: Report): void {
       if (state.busy.value === 'generating') finishReply('error');
       state.busy.value = 'idle';
       state.error.value = report.message;
+      attentionPending.value = false;
       return;
     case 'dropped':
       if (report.turn !== turn) return;
@@ -49,6 +41,10 @@ function onReport(report: Report): void {
       if (report.text !== '')
         state.reply.value = [...state.reply.value, { text: report.text, alternatives: [] }];
       finishReply(report.stats.stopReason === 'context-full' ? 'context full' : undefined);
+      return;
+    case 'attention':
+      attention.value = report.map;
+      attentionPending.value = false;
       return;
   }
 }
@@ -74,11 +70,7 @@ export function loadFiles(files: readonly ModelFile[]): void {
 }
 
 export function sendMessage(text: string, settings: Settings): void {
-  state.messages.value = [...state.messages.value, { role: 'user', text }];
-  state.reply.value = [];
-  state.busy.value = 'generating';
-  state.error.value = undefined;
-  state.notice.value = undefined;
+  beginReply(text);
   turn += 1;
   post({ type: 'send', turn, text, settings });
 }
@@ -90,17 +82,14 @@ export function stop(): void {
   finishReply('stopped');
 }
 
+/** Asks the worker for the attention map of the last reply (computed once the reply has ended). */
+export function requestAttention(layer: number, head: number): void {
+  attentionPending.value = true;
+  post({ type: 'attention', layer, head });
+}
+
 /** Starts a new conversation in the worker, with the page's prompt mode and system prompt. */
 export function resetConversation(mode: PromptMode, system: string): void {
   stop();
   post({ type: 'reset', mode, system });
-}
-
-/** Clears the page and starts a new conversation, saved under a new id. */
-export function newChat(): void {
-  resetConversation(state.mode.value, state.system.value);
-  currentId.value = crypto.randomUUID();
-  state.messages.value = [];
-  state.stats.value = undefined;
-  state.notice.value = undefined;
 }

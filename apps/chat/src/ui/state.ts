@@ -1,5 +1,6 @@
 import { signal } from '@preact/signals';
 import type { Alternative, BackendInfo, ModelInfo, PromptMode, ReplyStats } from '../protocol';
+import type { Endpoint } from '../server/openai-api';
 import { DEFAULT_SETTINGS, type SettingName } from '../settings';
 
 /** A generated token as shown: its text and the sampler's likeliest alternatives. */
@@ -17,6 +18,23 @@ export interface Message {
   readonly stopped?: string;
 }
 
+/** An OpenAI-compatible server the chat talks to, and the model of it in use. */
+export interface ServerConnection {
+  readonly endpoint: Endpoint;
+  readonly models: readonly string[];
+  readonly model: string;
+}
+
+/** The figures of a reply from a server; those it did not give (usage of a stopped reply) are absent. */
+export interface ServerReplyStats {
+  readonly stopReason: string;
+  readonly promptTokens?: number;
+  readonly generatedTokens: number;
+  readonly timeToFirstTokenMs?: number;
+  /** Tokens after the first, over the time from the first to the end. */
+  readonly decodeTokensPerSecond?: number;
+}
+
 export const backend = signal<BackendInfo | undefined>(undefined);
 export const model = signal<ModelInfo | undefined>(undefined);
 /** What the model is doing: nothing, loading, or writing a reply. */
@@ -27,6 +45,9 @@ export const messages = signal<readonly Message[]>([]);
 /** The reply being streamed. */
 export const reply = signal<readonly Piece[]>([]);
 export const stats = signal<ReplyStats | undefined>(undefined);
+/** The server replies come from; undefined: the model in this page's worker. */
+export const server = signal<ServerConnection | undefined>(undefined);
+export const serverStats = signal<ServerReplyStats | undefined>(undefined);
 export const mode = signal<PromptMode>('story');
 export const system = signal('');
 /** The text in each control, as typed, and the sampler's message where it is not valid. */

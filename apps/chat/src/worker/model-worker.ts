@@ -7,6 +7,7 @@ import { setBackend } from '@loom/tensor';
 import type { Tokenizer } from '@loom/tokenizer';
 import type { BackendChoice, ModelFile, PromptMode, Report, Request } from '../protocol';
 import type { Settings } from '../settings';
+import { attentionOf } from './attention';
 import { cpuBackend, type PickedBackend, pickBackend } from './backend';
 import { readModelFiles } from './model-files';
 import { nextTask } from './next-task';
@@ -26,6 +27,8 @@ let system = '';
 let running: AbortController | undefined;
 /** The reply being generated; the next one starts once it has ended. */
 let current: Promise<void> = Promise.resolve();
+/** The conversation's tokens (prompt and reply) as the last reply left them, for the attention view. */
+let replyTokens: readonly number[] = [];
 
 const report = (message: Report) => self.postMessage(message);
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -58,6 +61,7 @@ function freeModel(): void {
 
 function newConversation(): void {
   conversation?.dispose();
+  replyTokens = [];
   if (generator === undefined) return;
   conversation =
     mode === 'story'
@@ -143,6 +147,7 @@ async function generate(turn: number, text: string, settings: Settings, signal: 
     } else {
       const { stats } = event;
       const { timings } = stats;
+      replyTokens = [...stats.promptTokens, ...stats.tokens];
       report({
         type: 'done',
         turn,
@@ -166,6 +171,14 @@ async function generate(turn: number, text: string, settings: Settings, signal: 
   }
 }
 
+/** Once the reply being generated has ended, the attention map of the conversation it left. */
+async function reportAttention(layer: number, head: number): Promise<void> {
+  await current.catch(() => {});
+  if (generator === undefined) throw new Error('no model is loaded; load one to see its attention');
+  const map = await attentionOf(generator, replyTokens, layer, head);
+  self.postMessage({ type: 'attention', map } satisfies Report, [map.probs.buffer]);
+}
+
 async function handle(request: Request): Promise<void> {
   switch (request.type) {
     case 'init':
@@ -182,6 +195,8 @@ async function handle(request: Request): Promise<void> {
     case 'stop':
       running?.abort();
       return;
+    case 'attention':
+      return reportAttention(request.layer, request.head);
   }
 }
 

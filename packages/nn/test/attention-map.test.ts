@@ -1,0 +1,137 @@
+import { CpuBackend } from '@loom/backend-cpu';
+import { assign, keep, scope, setBackend, type Tensor, tensor } from '@loom/tensor';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  attentionMap,
+  headDim,
+  makeConfig,
+  type NormPlacement,
+  type Preset,
+  TransformerLM,
+} from '../src/index';
+
+const TOKENS = [3, 1, 4, 1, 5, 9, 2, 6, 5];
+const LAYER = 1;
+
+/** A two-block model whose query and key weights are scaled up, so that its attention is far from uniform. */
+function sharpModel(preset: Preset, numKvHeads: number, norm: NormPlacement): TransformerLM {
+  const config = makeConfig(preset, {
+    vocabSize: 11,
+    dim: 32,
+    numLayers: 2,
+    numHeads: 4,
+    numKvHeads,
+    maxSeqLen: 16,
+  });
+  const model = new TransformerLM(config, { norm, seed: 7 });
+  scope(() => {
+    for (const block of model.layers) {
+      for (const w of [block.attention.wq.weight, block.attention.wk.weight]) assign(w, w.mul(6));
+    }
+  });
+  return model;
+}
+
+/** The input and output of block `layer`'s attention during the model's own forward pass. */
+function realAttention(
+  model: TransformerLM,
+  tokens: readonly number[],
+  layer: number,
+): { x: Tensor; out: Tensor } {
+  const attention = model.layers[layer].attention;
+  const original = attention.forward.bind(attention);
+  let seen: { x: Tensor; out: Tensor } | undefined;
+  const spy = vi.spyOn(attention, 'forward').mockImplementation((x, ctx) => {
+    const out = original(x, ctx);
+    seen = { x: keep(x.clone()), out: keep(out.clone()) };
+    return out;
+  });
+  scope(() => model.forward(tensor(Int32Array.from(tokens), [1, tokens.length]))); // [1, T, vocab]
+  spy.mockRestore();
+  if (seen === undefined) throw new Error(`layer ${layer}'s attention did not run`);
+  return seen;
+}
+
+/** probs · v for every head, through wo: what the layer outputs if `probs` [H, T, T] are its weights. */
+async function outputFrom(model: TransformerLM, x: Tensor, probs: Float32Array): Promise<Float32Array> {
+  const { numHeads, numKvHeads } = model.config;
+  const hd = headDim(model.config);
+  const t = x.shape[1];
+  const attention = model.layers[LAYER].attention;
+  const vt = attention.wv.forward(x); // [1, T, Hkv*hd]
+  const v = await vt.float32Data();
+  vt.dispose();
+  const mixed = new Float32Array(t * numHeads * hd); // [T, H*hd]
+  for (let h = 0; h < numHeads; h++) {
+    const kv = Math.floor(h / (numHeads / numKvHeads));
+    for (let i = 0; i < t; i++) {
+      for (let j = 0; j < t; j++) {
+        const p = probs[(h * t + i) * t + j];
+        for (let d = 0; d < hd; d++)
+          mixed[i * numHeads * hd + h * hd + d] += p * v[(j * numKvHeads + kv) * hd + d];
+      }
+    }
+  }
+  const out = scope(() => attention.wo.forward(tensor(mixed, [1, t, numHeads * hd]))); // [1, T, dim]
+  const values = await out.float32Data();
+  out.dispose();
+  return values;
+}
+
+const worstDifference = (a: Float32Array, b: Float32Array) =>
+  a.reduce((w, v, i) => Math.max(w, Math.abs(v - b[i])), 0);
+
+describe('attentionMap', () => {
+  beforeAll(() => setBackend(new CpuBackend()));
+
+  const cases = [
+    { preset: 'llama', numKvHeads: 2, norm: 'pre' }, // RoPE, grouped-query
+    { preset: 'llama', numKvHeads: 1, norm: 'post' }, // multi-query, post-norm
+    { preset: 'gpt2', numKvHeads: 4, norm: 'pre' }, // learned positions, multi-head
+  ] as const;
+  for (const { preset, numKvHeads, norm } of cases) {
+    it(`${preset} (${numKvHeads} kv heads, ${norm}-norm): the weights the layer used, causal, rows summing to 1`, async () => {
+      const model = sharpModel(preset, numKvHeads, norm);
+      const t = TOKENS.length;
+      const probs = await attentionMap(model, TOKENS, { layer: LAYER });
+      expect(probs.length).toBe(4 * t * t);
+      let farFromUniform = 0;
+      for (let h = 0; h < 4; h++) {
+        for (let i = 0; i < t; i++) {
+          const row = probs.subarray((h * t + i) * t, (h * t + i + 1) * t);
+          expect(row.slice(i + 1).every((p) => p === 0)).toBe(true);
+          expect(row.reduce((s, p) => s + p, 0)).toBeCloseTo(1, 5);
+          for (let j = 0; j <= i; j++)
+            farFromUniform = Math.max(farFromUniform, Math.abs(row[j] - 1 / (i + 1)));
+        }
+      }
+      expect(farFromUniform).toBeGreaterThan(0.2);
+      const real = realAttention(model, TOKENS, LAYER);
+      const expected = await real.out.float32Data();
+      expect(worstDifference(await outputFrom(model, real.x, probs), expected)).toBeLessThan(1e-4);
+      real.x.dispose();
+      real.out.dispose();
+      model.dispose();
+    });
+  }
+
+  it('gives one head as the slice of all heads', async () => {
+    const model = sharpModel('llama', 2, 'pre');
+    const t = TOKENS.length;
+    const all = await attentionMap(model, TOKENS, { layer: 0 });
+    const one = await attentionMap(model, TOKENS, { layer: 0, head: 3 });
+    expect(Array.from(one)).toEqual(Array.from(all.subarray(3 * t * t, 4 * t * t)));
+    model.dispose();
+  });
+
+  it('names the bad input', async () => {
+    const model = sharpModel('gpt2', 4, 'pre');
+    await expect(attentionMap(model, TOKENS, { layer: 2 })).rejects.toThrow(
+      'attentionMap: layer is 2; expected an integer in [0, 2) (numLayers)',
+    );
+    await expect(attentionMap(model, TOKENS, { layer: 0, head: 4 })).rejects.toThrow('head is 4');
+    await expect(attentionMap(model, [1, 11], { layer: 0 })).rejects.toThrow('token 1 is 11');
+    await expect(attentionMap(model, [], { layer: 0 })).rejects.toThrow('got 0 tokens; give 1 to 16');
+    model.dispose();
+  });
+});
