@@ -55,6 +55,19 @@ export const COMMANDS: Readonly<Record<string, LoomCommand>> = {
       return main(argv, { stdout: writer(io.stdout), stderr: writer(io.stderr) });
     },
   },
+  serve: {
+    summary: 'serve a model over an OpenAI-compatible HTTP API (and the chat page), until Ctrl-C',
+    onInterrupt: 'stopping: finishing the requests in flight (Ctrl-C again quits at once)',
+    run: async (argv, io) => {
+      const { main } = await import('@loom/server/cli');
+      return main(argv, {
+        stdout: writer(io.stdout),
+        stderr: writer(io.stderr),
+        env: io.env,
+        signal: io.signal,
+      });
+    },
+  },
   convert: {
     summary: 'convert a model between llama2.c .bin, Loom checkpoints, Hugging Face safetensors and GGUF',
     run: async (argv, io) => (await import('./convert/convert')).main(argv, io),

@@ -32,7 +32,7 @@ export const USAGE = `usage: pnpm serve --model PATH [options]
 An OpenAI-compatible API for a Loom model (POST /v1/chat/completions, POST /v1/completions, GET /v1/models,
 GET /health, GET /metrics), decoding every request in flight together.
 
-  --model PATH          llama2.c .bin, GGUF, safetensors with config.json, or a Loom checkpoint directory
+  -m, --model PATH      llama2.c .bin, GGUF, safetensors with config.json, or a Loom checkpoint directory
   --tokenizer PATH      tokenizer file (default: the model's own, or tokenizer.json / tokenizer.bin beside it)
   --host HOST           address to listen on (default 127.0.0.1, loopback only)
   --port N              port (default 8080; 0 picks a free one)
@@ -108,7 +108,7 @@ function parse(argv: readonly string[]) {
     strict: true,
     allowPositionals: true,
     options: {
-      model: { type: 'string' },
+      model: { type: 'string', short: 'm' },
       tokenizer: { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
