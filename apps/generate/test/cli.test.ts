@@ -2,12 +2,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { webgpuForTests } from '@loom/webgpu-node';
 import { describe, expect, it } from 'vitest';
-import { main } from '../src/cli';
+import { cli } from './run-cli';
 
 const gpu = await webgpuForTests();
 
-/** The repository root, as pnpm passes it in INIT_CWD when the root script runs. */
-const root = fileURLToPath(new URL('../../../', import.meta.url));
 const model = '../shared/data/models/stories260K.bin';
 const tokenizer = '../shared/data/models/tok512.bin';
 const golden: { greedy: { text: string; sequence: number[]; prompt_tokens: number[] }[] } = JSON.parse(
@@ -16,21 +14,6 @@ const golden: { greedy: { text: string; sequence: number[]; prompt_tokens: numbe
     'utf8',
   ),
 );
-
-async function cli(...argv: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const status = await main(argv, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: { INIT_CWD: root },
-  });
-  return { status, stdout, stderr };
-}
 
 describe('pnpm generate', () => {
   it('streams the reference story greedily, prompt first, with a summary on stderr', async () => {

@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   expectedTensors,
   type ModelConfig,
@@ -10,9 +9,8 @@ import {
   writeSafetensorsFile,
 } from '@loom/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli';
+import { cli } from './run-cli';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
 const tokenizer = '../shared/data/models/tok512.bin';
 
 /** A small llama for tok512 whose config.json claims 100 million positions. */
@@ -32,21 +30,6 @@ const config: ModelConfig = {
 };
 /** Its float32 KV cache for all 1e8 positions: 8 layers × keys and values × 4 heads × 16 × 4 bytes each. */
 const wholeCache = 1e8 * 8 * 2 * 4 * 16 * 4;
-
-async function cli(...argv: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const status = await main(argv, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: { INIT_CWD: root },
-  });
-  return { status, stdout, stderr };
-}
 
 describe('the KV cache pnpm generate allocates', () => {
   let dir: string;

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { main } from '../src/cli';
+import { cli } from './run-cli';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
 const gguf = '../shared/data/gguf/stories260K-F32.gguf';
 /** What llama.cpp's llama-cli printed for this file, prompt included, greedy, 100 tokens. */
 const reference = readFileSync(
@@ -13,10 +12,8 @@ const reference = readFileSync(
 
 describe('pnpm generate on a GGUF file written by llama.cpp', () => {
   it('prints what llama.cpp printed, token for token, using the vocabulary inside the file', async () => {
-    let stdout = '';
-    const status = await main(
-      ['--model', gguf, '--prompt', 'Once upon a time', '--temperature', '0', '--max-tokens', '100'],
-      { stdout: (text) => (stdout += text), stderr: () => {}, env: { INIT_CWD: root } },
+    const { status, stdout } = await cli(
+      ...['--model', gguf, '--prompt', 'Once upon a time', '--temperature', '0', '--max-tokens', '100'],
     );
     expect(status).toBe(0);
     // llama-cli prints a leading space (the SentencePiece prefix) and ends with a newline.

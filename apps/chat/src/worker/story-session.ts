@@ -1,21 +1,17 @@
 import {
-  defaultEosTokens,
   type GenerateOptions,
   type GenerationEvent,
   type InferenceSession,
+  startGeneration,
   type TextGenerator,
-  TokenChooser,
 } from '@loom/runtime';
-import { resolveStopConfig, StoppingCriteria, type StopReason } from '@loom/sampler';
-import { StreamDecoder } from '@loom/tokenizer';
+import { resolveStopConfig } from '@loom/sampler';
 
 function commonPrefix(a: readonly number[], b: readonly number[]): number {
   let n = 0;
   while (n < a.length && n < b.length && a[n] === b[n]) n++;
   return n;
 }
-
-const perSecond = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : 0);
 
 /** The oldest tokens of the story that left the context to make room for the reply. */
 export interface DroppedText {
@@ -32,9 +28,8 @@ export type StoryEvent = DroppedText | GenerationEvent;
  * the text. The cache is kept between turns: the story is encoded again, the cached tokens it shares are kept and
  * only the rest is prefilled. When the story no longer leaves room for the reply, its oldest tokens go (BOS stays)
  * and the turn starts with a `dropped-text` notice.
- *
- * `@loom/runtime` has no public "continue this text in a kept session" call (ChatSession always applies a chat
- * template), so the prefill/decode loop is written here on the runtime's `InferenceSession` and `TokenChooser`.
+ * The turns run on the runtime's own `startGeneration` over a kept `InferenceSession` (ChatSession would apply a
+ * chat template).
  */
 export class StorySession {
   #story = '';
@@ -67,72 +62,28 @@ export class StorySession {
     if (excess > 0) prompt = [...prompt.slice(0, bos), ...prompt.slice(bos + excess)];
     const reused = Math.min(commonPrefix(this.#session.tokens, prompt), prompt.length - 1);
     this.#session.truncate(reused);
-    const chooser = new TokenChooser(options.sampling ?? {});
-    chooser.observe(prompt);
-    const criteria = new StoppingCriteria({
-      eosTokenIds: defaultEosTokens(this.generator.tokenizer),
-      ...options.stop,
-    });
+    const events = startGeneration(this.#session, this.generator.tokenizer, prompt, reused, options, bos);
     this.#story = story;
-    return this.#turn(prompt, reused, dropped, chooser, criteria, options.signal);
+    return this.#turn(events, dropped);
   }
 
   dispose(): void {
     this.#session.dispose();
   }
 
+  /** The generation's events after a `dropped-text` notice; the text it adds is appended to the story. */
   async *#turn(
-    prompt: readonly number[],
-    reused: number,
+    events: AsyncGenerator<GenerationEvent, void>,
     dropped: number,
-    chooser: TokenChooser,
-    criteria: StoppingCriteria,
-    signal: AbortSignal | undefined,
   ): AsyncGenerator<StoryEvent, void> {
-    const { tokenizer } = this.generator;
     if (dropped > 0) yield { type: 'dropped-text', tokens: dropped };
-    const decoder = new StreamDecoder(tokenizer);
-    decoder.push(prompt[prompt.length - 1]);
-    const start = performance.now();
-    const tokens: number[] = [];
-    let text = '';
-    let pending = prompt.slice(reused);
-    let prefillMs = 0;
-    let decodeMs = 0;
-    let firstTokenMs = 0;
-    let reason: StopReason | null = null;
     try {
-      while (reason === null) {
-        if (signal?.aborted) reason = 'aborted';
-        else if (pending.length > this.#session.remaining) reason = 'context-full';
-        if (reason !== null) break;
-        const stepStart = performance.now();
-        const logits = this.#session.feed(pending);
-        const choice = await chooser.choose(logits).finally(() => logits.dispose());
-        if (tokens.length === 0) {
-          prefillMs = performance.now() - stepStart;
-          firstTokenMs = performance.now() - start;
-        } else decodeMs += performance.now() - stepStart;
-        tokens.push(choice.token);
-        const step = criteria.push(choice.token, decoder.push(choice.token));
-        text += step.text;
-        reason = step.reason;
-        pending = [choice.token];
-        yield { type: 'token', ...choice, text: step.text };
+      for await (const event of events) {
+        this.#story += event.text;
+        yield event;
       }
-      const tail = reason === 'stop-string' ? '' : criteria.flush() + decoder.flush();
-      text += tail;
-      const timings = {
-        timeToFirstTokenMs: firstTokenMs,
-        prefillMs,
-        decodeMs,
-        prefillTokensPerSecond: perSecond(prompt.length - reused, prefillMs),
-        decodeTokensPerSecond: perSecond(Math.max(0, tokens.length - 1), decodeMs),
-      };
-      const stats = { stopReason: reason, promptTokens: prompt, reusedTokens: reused, tokens, text, timings };
-      yield { type: 'done', text: tail, stats };
     } finally {
-      this.#story += text;
+      await events.return();
     }
   }
 }
