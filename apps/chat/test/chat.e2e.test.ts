@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,22 +8,8 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelFilesIn, serveChat } from '../src/serve/static-server';
+import { CHROMIUM, CHROMIUM_FLAGS, haveChromium } from './chromium';
 
-/** The Chromium to drive (never downloaded); override with LOOM_CHROMIUM. */
-const CHROMIUM = process.env.LOOM_CHROMIUM ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu-sandbox',
-  '--enable-unsafe-webgpu',
-  '--enable-features=Vulkan',
-  '--use-angle=swiftshader',
-  '--use-webgpu-adapter=swiftshader',
-  '--enable-unsafe-swiftshader',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-];
 const APP = join(import.meta.dirname, '..');
 const ARTIFACTS = join(APP, 'test-artifacts');
 const DATA = join(APP, '../../../shared/data');
@@ -42,12 +28,7 @@ const golden: { greedy: GreedyReference[] } = JSON.parse(
 );
 const [reference] = golden.greedy;
 
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  const message = `no Chromium at ${CHROMIUM}: apt-get install chromium, or set LOOM_CHROMIUM to its path`;
-  if (process.env.CI === 'true') throw new Error(`the chat end-to-end test must run on CI: ${message}`);
-  console.warn(`skipping the chat end-to-end test: ${message}`);
-}
+const browserPresent = haveChromium('the chat end-to-end test');
 
 /** Waits for the page to get there (a reply is a few seconds of software rendering). */
 const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 60_000, interval: 50 });
@@ -118,7 +99,7 @@ function heatmapCells(canvas: HTMLCanvasElement) {
   return { n, cornerIsBackground: isBackground(0, 0), filledAbove, emptyRows, filledBelow };
 }
 
-describe.skipIf(!haveChromium)('the chat page in headless Chromium', () => {
+describe.skipIf(!browserPresent)('the chat page in headless Chromium', () => {
   const dir = mkdtempSync(join(tmpdir(), 'loom-chat-e2e-'));
   let server: Server;
   let browser: Browser;
@@ -130,7 +111,7 @@ describe.skipIf(!haveChromium)('the chat page in headless Chromium', () => {
     const address = server.address();
     if (address === null || typeof address === 'string') throw new Error('the test server has no TCP port');
     origin = `http://127.0.0.1:${address.port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
     mkdirSync(ARTIFACTS, { recursive: true });
   });
 
