@@ -47,9 +47,10 @@ describe('loom', () => {
       [
         [],
         2,
-        /^loom: expected a command \(train, generate, chat, tokenize, bench, convert\); see loom --help$/,
+        /^loom: expected a command \(train, generate, chat, tokenize, bench, serve, convert\); see loom --help$/,
       ],
-      [['serve'], 2, /^loom: unknown command "serve"/],
+      [['serving'], 2, /^loom: unknown command "serving"/],
+      [['serve'], 2, /^serve: --model PATH is required/],
       [['generate', '--bogus'], 2, /^generate: unknown argument "--bogus"; see loom generate --help$/],
       [
         ['train', '--layers', '0'],
