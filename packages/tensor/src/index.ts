@@ -46,8 +46,8 @@ export {
   unsqueeze,
   writeSlice,
 } from './movement';
-export type { BinaryOp, CompareOp, FusedOp, RandomKind, ReduceOp, UnaryOp } from './ops';
-export { binaryOps, compareOps, fusedOps, unaryOps } from './ops';
+export type { BinaryOp, CompareOp, RandomKind, ReduceOp, UnaryOp } from './ops';
+export { binaryOps, compareOps, unaryOps } from './ops';
 export { mix32, normalAt, RANDOM_MIX_1, RANDOM_MIX_2, uniformAt } from './random';
 export { argmax, max, mean, sum } from './reduce';
 export { getBackend, setBackend } from './registry';

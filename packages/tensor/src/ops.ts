@@ -27,21 +27,6 @@ export type ReduceOp = 'sum' | 'max';
 /** Distributions of the seeded random generator. */
 export type RandomKind = 'uniform' | 'normal';
 
-/** Ops that have a fused kernel on some backends and a composite fallback everywhere. */
-export type FusedOp =
-  | 'rmsnorm'
-  | 'layernorm'
-  | 'rope'
-  | 'attention'
-  | 'swiglu'
-  | 'softmax'
-  | 'logSoftmax'
-  | 'softmaxCrossEntropy'
-  | 'geluGrad'
-  | 'rmsnormGrad'
-  | 'layernormGrad'
-  | 'adamw';
-
 export const unaryOps: readonly UnaryOp[] = [
   'neg',
   'exp',
@@ -60,17 +45,3 @@ export const unaryOps: readonly UnaryOp[] = [
 ];
 export const binaryOps: readonly BinaryOp[] = ['add', 'sub', 'mul', 'div', 'pow', 'max', 'min'];
 export const compareOps: readonly CompareOp[] = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'];
-export const fusedOps: readonly FusedOp[] = [
-  'rmsnorm',
-  'layernorm',
-  'rope',
-  'attention',
-  'swiglu',
-  'softmax',
-  'logSoftmax',
-  'softmaxCrossEntropy',
-  'geluGrad',
-  'rmsnormGrad',
-  'layernormGrad',
-  'adamw',
-];
