@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs as parseFlags } from 'node:util';
+import { MODEL_FLAGS } from './model-flags';
 
 /** The backends the CLI can run on. */
 export type BackendName = 'cpu' | 'webgpu';
@@ -75,21 +76,9 @@ function positiveFlag(flag: string, value: string): number {
 
 /** Every flag, in `util.parseArgs`'s form; short aliases as in llama.cpp. */
 const OPTIONS = {
-  model: { type: 'string', short: 'm' },
-  tokenizer: { type: 'string' },
+  ...MODEL_FLAGS,
   prompt: { type: 'string', short: 'p' },
-  'max-tokens': { type: 'string', short: 'n' },
-  context: { type: 'string', short: 'c' },
-  'no-context-shift': { type: 'boolean' },
-  temperature: { type: 'string' },
-  'top-k': { type: 'string' },
-  'top-p': { type: 'string' },
-  'min-p': { type: 'string' },
-  'repetition-penalty': { type: 'string' },
-  seed: { type: 'string', short: 's' },
   stop: { type: 'string', multiple: true },
-  threads: { type: 'string', short: 't' },
-  backend: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];

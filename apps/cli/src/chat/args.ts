@@ -1,3 +1,4 @@
+import { MODEL_FLAGS } from '@loom/generate/model-flags';
 import type { BackendName } from '@loom/generate/open-model';
 import type { SamplerConfig } from '@loom/sampler';
 import type { ChatTemplateName } from '@loom/tokenizer';
@@ -43,22 +44,10 @@ In the chat: /reset starts over, /system TEXT sets the system message (and start
 these, /exit quits. Ctrl-C stops a reply; at the prompt it quits, as Ctrl-D does.`;
 
 const SPEC: FlagSpec = {
-  model: { type: 'string', short: 'm' },
-  tokenizer: { type: 'string' },
+  ...MODEL_FLAGS,
   template: { type: 'string' },
   system: { type: 'string' },
-  context: { type: 'string', short: 'c' },
-  'max-tokens': { type: 'string', short: 'n' },
   'ignore-eos': { type: 'boolean' },
-  'no-context-shift': { type: 'boolean' },
-  temperature: { type: 'string' },
-  'top-k': { type: 'string' },
-  'top-p': { type: 'string' },
-  'min-p': { type: 'string' },
-  'repetition-penalty': { type: 'string' },
-  seed: { type: 'string', short: 's' },
-  threads: { type: 'string', short: 't' },
-  backend: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
