@@ -5,6 +5,7 @@ import type { CpuPrecision, FloatArray } from '../src/precision';
 import { CpuStorage } from '../src/storage';
 import { cpuThreadsReady } from '../src/threads/shared-pool';
 import { buildKernelModule } from '../src/wasm/kernel-module';
+import { chunkPlan, planMatmul } from '../src/wasm/matmul-plan';
 import { compileKernels, wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
 import { configureCpuKernels, cpuKernelSettings } from '../src/wasm/settings';
 import { engineFeatures, engineHasSimd } from '../src/wasm/simd-probe';
@@ -163,6 +164,27 @@ describe.each(MODES)('matmul ($name)', (mode) => {
     for (const s of shapes) expect(run(s, mode.precision).worst, JSON.stringify(s)).toBeLessThanOrEqual(1);
   });
 
+  it('computes products of 2 to 16 rows with a transposed B (the batched decode of a server)', () => {
+    for (let m = 2; m <= 16; m++) {
+      for (const [n, k] of [
+        [7, 5],
+        [33, 3],
+        [130, 290],
+        [2003, 288],
+      ] as const) {
+        const s = spec(m, n, k, { transB: true });
+        expect(run(s, mode.precision).worst, `${m}x${n}x${k}`).toBeLessThanOrEqual(1);
+      }
+    }
+    for (const c of [
+      spec(5, 41, 37, { batch: 3, transB: true }),
+      spec(3, 41, 37, { batch: 4, transB: true, bBatchStride: 0 }),
+      spec(9, 22, 13, { batch: 2, transB: true, aBatchStride: 0 }),
+    ]) {
+      expect(run(c, mode.precision).worst, JSON.stringify(c)).toBeLessThanOrEqual(1);
+    }
+  });
+
   it('writes zeros when k is 0', () => {
     const out = filled(12, mode.precision);
     const empty = () => new CpuStorage('f32', 0, true, mode.precision);
@@ -206,10 +228,23 @@ describe('matmul kernels', () => {
     );
   });
 
+  it('plans products of 2 to 16 rows times a transposed B on the few-row kernel, split along n', () => {
+    const operands = { a: 0, b: 0, out: 0 };
+    for (const m of [2, 8, 16]) {
+      const plan = planMatmul(spec(m, 32000, 288, { transB: true }), operands);
+      expect(plan.kernel).toBe('gemm_few_t');
+      expect(chunkPlan(plan, 2).length).toBeGreaterThan(1);
+    }
+    expect(planMatmul(spec(17, 32000, 288, { transB: true }), operands).kernel).toBe('gemm');
+    expect(planMatmul(spec(8, 768, 288), operands).kernel).toBe('gemm');
+    expect(planMatmul(spec(8, 768, 288, { transA: true, transB: true }), operands).kernel).toBe('gemm');
+  });
+
   it('gives bit-identical results on 1 and 2 threads and in large products', async () => {
     const shapes = [
       spec(300, 260, 280),
       spec(8, 3000, 96, { transB: true }),
+      spec(13, 4001, 290, { transB: true }),
       spec(1, 4000, 300, { transB: true }),
     ];
     for (const s of shapes) {

@@ -24,13 +24,18 @@ interface Variant {
 
 const squares = [64, 128, 256, 512, 1024].map((s): Case => ({ group: 'square', a: [s, s], b: [s, s] }));
 
-/** stories15M (dim 288, hidden 768, vocab 32000): weights are stored [out, in], hence transB. */
+/** stories15M (dim 288, hidden 768, vocab 32000): weights are stored [out, in], hence transB; batch decode has one row per sequence. */
 const decode: Case[] = [
   { group: 'decode', a: [1, 288], b: [288, 768] },
   { group: 'decode', a: [1, 288], b: [768, 288], transB: true },
   { group: 'decode', a: [1, 768], b: [288, 768], transB: true },
   { group: 'decode', a: [1, 288], b: [288, 32000] },
   { group: 'decode', a: [1, 288], b: [32000, 288], transB: true },
+  { group: 'batch decode', a: [2, 288], b: [32000, 288], transB: true },
+  { group: 'batch decode', a: [8, 288], b: [32000, 288], transB: true },
+  { group: 'batch decode', a: [16, 288], b: [32000, 288], transB: true },
+  { group: 'batch decode', a: [8, 288], b: [768, 288], transB: true },
+  { group: 'batch decode', a: [8, 768], b: [288, 768], transB: true },
   { group: 'prefill', a: [768, 288], b: [288, 768] },
   { group: 'prefill', a: [768, 288], b: [768, 288], transB: true },
 ];

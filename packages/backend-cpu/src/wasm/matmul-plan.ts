@@ -30,15 +30,26 @@ export interface Plan {
   args(b0: number, b1: number, r0: number, r1: number): number[];
 }
 
-/** Single-thread speeds (flops per microsecond) used to estimate a product's time: compute-bound gemm, memory-bound gemv. */
+/**
+ * Single-thread speeds (flops per microsecond) used to estimate a product's time: compute-bound
+ * gemm, memory-bound gemv, and the few-row kernel in between.
+ */
 const GEMM_FLOPS_PER_MICRO = 35_000;
 const GEMV_FLOPS_PER_MICRO = 8_000;
+const GEMM_FEW_FLOPS_PER_MICRO = 25_000;
 const GEMM_CHUNKS_PER_THREAD = 3;
 const GEMV_CHUNKS_PER_THREAD = 4;
+/**
+ * Products of at most this many rows (A not transposed, B transposed) go to `gemm_few_t`: it
+ * beats the packed gemm there, most where B is a weight too large for the caches (measured
+ * with `pnpm bench matmul`).
+ */
+const GEMM_FEW_MAX_ROWS = 16;
 
 /**
  * Maps `spec` to a kernel: m = 1 and n = 1 products to the matrix-vector kernels (C = x W or,
- * transposed, C^T = B^T A^T), everything else to the packed gemm. Requires k >= 1.
+ * transposed, C^T = B^T A^T), products of few rows times a transposed B (a weight stored
+ * [out, in]) to `gemm_few_t`, everything else to the packed gemm. Requires k >= 1.
  */
 export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands): Plan {
   const { batch, m, n, k, transA, transB } = spec;
@@ -89,6 +100,30 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands): Plan {
         cols,
         x + b0 * xStep,
         w + b0 * wStep + r0 * 4,
+        out + b0 * oStep + r0 * 4,
+      ],
+    };
+  }
+  if (m <= GEMM_FEW_MAX_ROWS && !transA && transB) {
+    const oStep = m * n * 4;
+    return {
+      kernel: 'gemm_few_t',
+      batch,
+      extent: n,
+      align: 4,
+      micros: flops / GEMM_FEW_FLOPS_PER_MICRO,
+      chunksPerThread: GEMV_CHUNKS_PER_THREAD,
+      args: (b0, b1, r0, r1) => [
+        b1 - b0,
+        aStep,
+        bStep,
+        oStep,
+        m,
+        r1 - r0,
+        k,
+        n,
+        a + b0 * aStep,
+        b + b0 * bStep + r0 * k * 4,
         out + b0 * oStep + r0 * 4,
       ],
     };

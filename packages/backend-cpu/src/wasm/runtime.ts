@@ -17,13 +17,14 @@ type ElementwiseKernelName = (typeof ELEMENTWISE_KERNELS)[keyof typeof ELEMENTWI
 type ActivationKernelName = (typeof ACTIVATION_KERNELS)[keyof typeof ACTIVATION_KERNELS];
 
 /**
- * The kernels the module exports (see GEMM_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
+ * The kernels the module exports (see GEMM_PARAMS, GEMM_FEW_T_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
  * ELEMENTWISE_PARAMS, the activations' UNARY_PARAMS and BINARY_PARAMS, SOFTMAX_PARAMS, COLUMN_SUM_PARAMS, the
  * NORM_KERNELS params, ADAMW_PARAMS, COPY_ROWS_PARAMS,
  * ROPE_PARAMS).
  */
 export type KernelName =
   | 'gemm'
+  | 'gemm_few_t'
   | 'gemv_t'
   | 'gemv_n'
   | ElementwiseKernelName
@@ -36,6 +37,7 @@ export type KernelName =
   | typeof ROPE_KERNEL;
 export const KERNEL_NAMES: readonly KernelName[] = [
   'gemm',
+  'gemm_few_t',
   'gemv_t',
   'gemv_n',
   ...Object.values(ELEMENTWISE_KERNELS),
@@ -117,6 +119,7 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
   const instance = new WebAssembly.Instance(module, { env: { memory: heap.memory } });
   const kernels = {
     gemm: exportedKernel(instance, 'gemm'),
+    gemm_few_t: exportedKernel(instance, 'gemm_few_t'),
     gemv_t: exportedKernel(instance, 'gemv_t'),
     gemv_n: exportedKernel(instance, 'gemv_n'),
     binary_add_f32: exportedKernel(instance, 'binary_add_f32'),

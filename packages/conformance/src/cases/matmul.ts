@@ -29,6 +29,14 @@ const shapes: readonly MatmulShape[] = [
   { a: [7, 9], b: [4, 9, 5] },
   { a: [6, 64, 32], b: [6, 64, 32], transB: true },
   { a: [12, 64, 64], b: [12, 64, 32] },
+  // Few rows (a batched decode step: one row per sequence) times a weight stored [out, in].
+  { a: [2, 37], b: [41, 37], transB: true },
+  { a: [5, 288], b: [1001, 288], transB: true },
+  { a: [8, 288], b: [768, 288], transB: true },
+  { a: [16, 35], b: [67, 35], transB: true },
+  { a: [3, 4, 29], b: [3, 19, 29], transB: true },
+  { a: [2, 13, 30], b: [30, 9] },
+  { a: [7, 21], b: [21, 43] },
 ];
 
 export const matmulGroup: OpGroup = {
