@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { readRegularFile } from '@loom/models';
 
 /** pnpm runs the script inside the app; user paths are relative to where pnpm was started (INIT_CWD). */
 export function userPath(path: string, env: NodeJS.ProcessEnv): string {
@@ -10,10 +11,10 @@ export function userPath(path: string, env: NodeJS.ProcessEnv): string {
 export function readUserFile(flag: string, path: string, env: NodeJS.ProcessEnv): Buffer {
   const absolute = userPath(path, env);
   try {
-    return readFileSync(absolute);
+    return readRegularFile(absolute, `the file of ${flag}`);
   } catch (error) {
-    const reason = error instanceof Error && 'code' in error ? String(error.code) : String(error);
-    throw new Error(`${flag} ${path} (${absolute}): cannot read it (${reason}); check the path`);
+    if (!(error instanceof Error && 'code' in error)) throw error; // refused by name: not a regular file, too large
+    throw new Error(`${flag} ${path} (${absolute}): cannot read it (${String(error.code)}); check the path`);
   }
 }
 

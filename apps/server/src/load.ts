@@ -1,8 +1,8 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { CpuBackend } from '@loom/backend-cpu';
-import { type LoadedModel, loadModelFile, transformerFromTensors } from '@loom/models';
+import { type LoadedModel, loadModelFile, readRegularFile, transformerFromTensors } from '@loom/models';
 import type { TransformerLM } from '@loom/nn';
 import type { MemoryLimits } from '@loom/runtime';
 import { type Backend, setBackend } from '@loom/tensor';
@@ -39,7 +39,7 @@ function openTokenizer(
 ): Tokenizer {
   if (command.tokenizer !== undefined) {
     const path = userPath('--tokenizer', command.tokenizer, env);
-    return loadTokenizer(readFileSync(path), basename(path));
+    return loadTokenizer(readRegularFile(path, 'a tokenizer file'), basename(path));
   }
   if (loaded.tokenizerJson !== undefined) {
     return loadTokenizer(new TextEncoder().encode(loaded.tokenizerJson), `${command.model} (tokenizer.json)`);
@@ -52,7 +52,7 @@ function openTokenizer(
         'pass --tokenizer PATH (stories260K.bin uses tok512.bin)',
     );
   }
-  return loadTokenizer(readFileSync(beside), basename(beside));
+  return loadTokenizer(readRegularFile(beside, 'a tokenizer file'), basename(beside));
 }
 
 /** The chat format: the one asked for, else chatml when the tokenizer has its tokens, else plain. */

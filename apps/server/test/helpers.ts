@@ -6,7 +6,9 @@ import { parseArgs, type ServeCommand } from '../src/args';
 import { loadServedModel, type ServedModel } from '../src/load';
 import { LoomServer, type ServerOptions } from '../src/server';
 
-const shared = (path: string) => fileURLToPath(new URL(`../../../../shared/data/${path}`, import.meta.url));
+/** A file of the shared data beside the repository. */
+export const shared = (path: string) =>
+  fileURLToPath(new URL(`../../../../shared/data/${path}`, import.meta.url));
 
 export const golden: {
   greedy: { prompt: string; text: string; sequence: number[]; prompt_tokens: number[] }[];

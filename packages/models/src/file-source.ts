@@ -1,4 +1,13 @@
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import type { ByteSource } from './byte-source';
 
 /** Positioned reads go in chunks of at most this many bytes (readSync's own limit is 2 GiB). */
@@ -55,4 +64,19 @@ export function withFileSource<T>(path: string, what: string, use: (source: Byte
   } finally {
     closeSync(fd);
   }
+}
+
+/** Files read whole (tokenizers, texts) larger than this are refused before they are read. */
+export const MAX_WHOLE_FILE_BYTES = 512 << 20;
+
+/**
+ * The bytes of a regular file of at most `maxBytes`, refused by its size before it is read; a FIFO, device or
+ * directory is refused without being opened (reading a FIFO would block, a device would never end).
+ */
+export function readRegularFile(path: string, what: string, maxBytes = MAX_WHOLE_FILE_BYTES): Buffer {
+  const { size } = statRegularFile(path, what);
+  if (size > maxBytes) {
+    throw new Error(`${path}: ${size} bytes is too large for ${what} (at most ${maxBytes})`);
+  }
+  return readFileSync(path);
 }

@@ -10,6 +10,7 @@ export {
 export { describeConfig, type ModelConfig } from './config';
 export { detectModelFormat, type ModelFileFormat } from './detect';
 export { type DirectoryLock, LOCK_FILE, type LockHolder, type LockOptions, lockDirectory } from './dir-lock';
+export { readRegularFile } from './file-source';
 export { readLlama2cFile, readSafetensorsFile, writeLlama2cFile, writeSafetensorsFile } from './files';
 export { type GgufVocabulary, type GgufWeightType, type GgufWriteOptions, serializeGguf } from './gguf/write';
 export { parseHfConfig, toHfConfig } from './hf/config';
