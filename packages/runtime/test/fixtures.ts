@@ -56,6 +56,18 @@ export async function collectGarbageUntil(done: () => boolean): Promise<void> {
   }
 }
 
+/** Collects garbage until the live count of `backend` stays the same for 5 rounds: earlier tests' garbage is freed. */
+export async function settleGarbage(backend: Backend): Promise<void> {
+  let last = backend.liveCount();
+  let steady = 0;
+  await collectGarbageUntil(() => {
+    const now = backend.liveCount();
+    steady = now === last ? steady + 1 : 0;
+    last = now;
+    return steady >= 5;
+  });
+}
+
 export type BackendName = 'cpu' | 'webgpu';
 export const backendNames: readonly BackendName[] = ['cpu', 'webgpu'];
 
