@@ -8,8 +8,10 @@ export function userPath(path: string, env: NodeJS.ProcessEnv): string {
 }
 
 /** The bytes of a file named by a flag; a missing or unreadable file is an error naming both. */
-export function readUserFile(flag: string, path: string, env: NodeJS.ProcessEnv): Buffer {
+export function readUserFile(flag: string, path: string, env: NodeJS.ProcessEnv): Uint8Array {
   const absolute = userPath(path, env);
+  if (!existsSync(absolute))
+    throw new Error(`${flag} ${path} (${absolute}): cannot read it (ENOENT); check the path`);
   try {
     return readRegularFile(absolute, `the file of ${flag}`);
   } catch (error) {

@@ -73,7 +73,7 @@ export const MAX_WHOLE_FILE_BYTES = 512 << 20;
  * The bytes of a regular file of at most `maxBytes`, refused by its size before it is read; a FIFO, device or
  * directory is refused without being opened (reading a FIFO would block, a device would never end).
  */
-export function readRegularFile(path: string, what: string, maxBytes = MAX_WHOLE_FILE_BYTES): Buffer {
+export function readRegularFile(path: string, what: string, maxBytes = MAX_WHOLE_FILE_BYTES): Uint8Array {
   const { size } = statRegularFile(path, what);
   if (size > maxBytes) {
     throw new Error(`${path}: ${size} bytes is too large for ${what} (at most ${maxBytes})`);
