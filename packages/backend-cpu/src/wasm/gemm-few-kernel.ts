@@ -33,22 +33,6 @@ export const GEMM_FEW_T_PARAMS = [
   'out',
 ] as const;
 
-/** Parameters of the exported `gemm_few_n`; `ldw` is W's row stride in elements. */
-export const GEMM_FEW_N_PARAMS = [
-  'batch',
-  'aStep',
-  'wStep',
-  'oStep',
-  'm',
-  'n',
-  'k',
-  'ldw',
-  'ldo',
-  'a',
-  'w',
-  'out',
-] as const;
-
 const I = ValType.i32;
 const V = ValType.v128;
 const F = ValType.f32;
