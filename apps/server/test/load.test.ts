@@ -30,7 +30,7 @@ describe('loading', () => {
       execFileSync('mkfifo', [fifo]);
       const command = parseArgs(['--model', shared('models/stories260K.bin'), '--tokenizer', fifo], {});
       await expect(loadServedModel(command as ServeCommand, {})).rejects.toThrow(
-        /tokenizer\.bin: is a named pipe \(FIFO\); expected a tokenizer file, a regular file/,
+        /tokenizer\.bin: is a named pipe \(FIFO\); expected the file of --tokenizer, a regular file/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
