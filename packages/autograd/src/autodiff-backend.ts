@@ -1,11 +1,16 @@
 import {
+  type AnyFusedOp,
   type Backend,
   type BinaryOp,
   type CompareOp,
   type DataId,
   type DType,
   type FusedKernels,
+  fusedOps,
   type HostArray,
+  type InfosOf,
+  type InputNames,
+  kernelOf,
   type MatmulSpec,
   type RandomKind,
   type ReduceDims,
@@ -13,19 +18,11 @@ import {
   type Shape,
   Tensor,
   type TensorInfo,
+  type TensorsOf,
   type UnaryOp,
 } from '@loom/tensor';
 import { binaryRule, whereRule } from './rules/binary';
 import type { RuleContext } from './rules/context';
-import {
-  crossEntropyRule,
-  layernormRule,
-  logSoftmaxRule,
-  rmsnormRule,
-  ropeRule,
-  softmaxRule,
-  swigluRule,
-} from './rules/fused';
 import { gatherRule, scatterAddRule } from './rules/indexing';
 import { matmulRule } from './rules/matmul';
 import { permuteRule, sliceRule, writeSliceRule } from './rules/movement';
@@ -33,12 +30,18 @@ import { reduceRule } from './rules/reduce';
 import { unaryRule } from './rules/unary';
 import { type BackwardFn, Tape } from './tape';
 
+/** A fused kernel seen through the op table: tensor inputs first, then parameters. */
+// biome-ignore lint/suspicious/noConfusingVoidType: in-place kernels return nothing (void), the others new storage.
+type TableKernel = (...args: [TensorInfo, ...unknown[]]) => DataId | void;
+
 /**
  * Reverse-mode autodiff as a backend decorator: every kernel runs on the inner backend, and
  * while a tape is open, ops whose inputs require gradients are recorded with their rule.
- * Plain inference (no tape) costs one check per op. Fused kernels are offered only where the
- * inner backend has them and a backward rule exists; other fused ops run as composites and
- * are differentiated through their primitives.
+ * Plain inference (no tape) costs one check per op. While recording, each fused op of the
+ * table (`fusedOps`) that the inner backend has a kernel for is offered as its op declares:
+ * with a backward rule, the kernel runs and is recorded with it; 'through-composite', the
+ * kernel is withheld so the composite runs and is differentiated through its primitives;
+ * 'none', the kernel runs and refuses inputs that require gradients.
  */
 export class AutodiffBackend implements Backend {
   readonly name: string;
@@ -93,69 +96,56 @@ export class AutodiffBackend implements Backend {
   }
 
   #fusedKernels(): Partial<FusedKernels> {
-    const k = this.inner.fused;
-    const out: Partial<FusedKernels> = {};
-    const info = (id: DataId, like: TensorInfo): TensorInfo => ({ id, shape: like.shape, dtype: like.dtype });
-    if (k.softmax) {
-      const f = k.softmax;
-      out.softmax = (x) => {
-        const id = f(x);
-        this.#record('softmax', [x], info(id, x), () => softmaxRule(this.#ctx, info(id, x)));
-        return id;
-      };
-    }
-    if (k.logSoftmax) {
-      const f = k.logSoftmax;
-      out.logSoftmax = (x) => {
-        const id = f(x);
-        this.#record('logSoftmax', [x], info(id, x), () => logSoftmaxRule(this.#ctx, info(id, x)));
-        return id;
-      };
-    }
-    if (k.rmsnorm) {
-      const f = k.rmsnorm;
-      out.rmsnorm = (x, w, eps) => {
-        const id = f(x, w, eps);
-        this.#record('rmsnorm', [x, w], info(id, x), () => rmsnormRule(this.#ctx, x, w, eps));
-        return id;
-      };
-    }
-    if (k.layernorm) {
-      const f = k.layernorm;
-      out.layernorm = (x, w, b, eps) => {
-        const id = f(x, w, b, eps);
-        this.#record('layernorm', [x, w, b], info(id, x), () => layernormRule(this.#ctx, x, w, eps));
-        return id;
-      };
-    }
-    if (k.swiglu) {
-      const f = k.swiglu;
-      out.swiglu = (gate, up) => {
-        const id = f(gate, up);
-        this.#record('swiglu', [gate, up], info(id, gate), () => swigluRule(this.#ctx, gate, up));
-        return id;
-      };
-    }
-    if (k.rope) {
-      const f = k.rope;
-      out.rope = (x, offset, theta) => {
-        const id = f(x, offset, theta);
-        this.#record('rope', [x], info(id, x), () => ropeRule(x, offset, theta));
-        return id;
-      };
-    }
-    if (k.softmaxCrossEntropy) {
-      const f = k.softmaxCrossEntropy;
-      out.softmaxCrossEntropy = (logits, targets, ignoreIndex) => {
-        const id = f(logits, targets, ignoreIndex);
-        const output: TensorInfo = { id, shape: [], dtype: 'f32' };
-        this.#record('softmaxCrossEntropy', [logits, targets], output, () =>
-          crossEntropyRule(this.#ctx, logits, targets, ignoreIndex),
-        );
-        return id;
-      };
+    const out: Record<string, unknown> = {};
+    for (const op of Object.values(fusedOps) as AnyFusedOp[]) {
+      const kernel = kernelOf(this.inner, op);
+      const recording = kernel && this.#recording(op, kernel);
+      if (recording) out[op.name] = recording;
     }
     return out;
+  }
+
+  /**
+   * `kernel` of `op` as offered while recording: recording its backward rule, refusing
+   * gradients ('none'), or not at all ('through-composite': undefined).
+   */
+  #recording(op: AnyFusedOp, kernel: TableKernel): TableKernel | undefined {
+    const arity = op.inputs.length;
+    const inputsOf = (args: readonly unknown[]): InfosOf<InputNames> =>
+      args.slice(0, arity) as unknown as InfosOf<InputNames>;
+    if (op.kind === 'in-place' || op.gradient === 'none') {
+      return (...args) => {
+        if (this.#tape?.needsGrad(...inputsOf(args))) {
+          throw new Error(
+            `${op.name}: not differentiable; call it outside valueAndGrad or on tensors that need no gradient`,
+          );
+        }
+        return kernel(...args);
+      };
+    }
+    if (op.gradient === 'through-composite') return undefined;
+    const rule = op.gradient;
+    return (...args) => {
+      const id = kernel(...args);
+      if (id === undefined) throw new Error(`${op.name}: the kernel returned no storage`);
+      const inputs = inputsOf(args);
+      const params = args.slice(arity);
+      const output: TensorInfo = { id, shape: op.outputShape(inputs, params), dtype: 'f32' };
+      this.#record(
+        op.name,
+        [...inputs],
+        output,
+        () => (grad, needs) =>
+          rule.backward({
+            inputs: inputs.map((info) => Tensor.borrow(this, info)) as unknown as TensorsOf<InputNames>,
+            output: Tensor.borrow(this, output),
+            params,
+            grad,
+            needs,
+          }),
+      );
+      return id;
+    };
   }
 
   upload(values: HostArray): DataId {

@@ -1,10 +1,14 @@
 import {
+  type AnyFusedOp,
   attention,
   type Backend,
   binary,
   binaryOps,
   concat,
+  type FusedCase,
+  fusedOps,
   gather,
+  type InputNames,
   layernorm,
   logSoftmax,
   matmul,
@@ -14,13 +18,16 @@ import {
   permute,
   rmsnorm,
   rope,
+  runFused,
   scatterAdd,
+  sizeOf,
   slice,
   softmax,
   softmaxCrossEntropy,
   sum,
   swiglu,
   type Tensor,
+  type TensorsOf,
   tensor,
   type UnaryOp,
   unary,
@@ -144,3 +151,32 @@ export function caseInputs(backend: Backend, c: GradCase, seed: number): Tensor[
     return tensor(values, spec.shape, { backend });
   });
 }
+
+/** The case of `op` checked by gradcheck: the smallest whose first input has at least 8 elements. */
+function gradcheckCase(op: AnyFusedOp): FusedCase<readonly unknown[]> {
+  const size = (c: FusedCase<readonly unknown[]>): number => sizeOf(c.inputs[0].shape);
+  const large = op.cases.filter((c) => size(c) >= 8);
+  return (large.length > 0 ? large : [...op.cases]).reduce((a, b) => (size(b) < size(a) ? b : a));
+}
+
+/** The fused ops of the table that autograd records with a backward rule of their own. */
+export const recordedOps: readonly AnyFusedOp[] = (Object.values(fusedOps) as AnyFusedOp[]).filter(
+  (op) => op.kind === 'returns' && typeof op.gradient === 'object',
+);
+
+/** One gradcheck case per recorded fused op, from its conformance cases, run through the dispatcher. */
+export const fusedGradCases: GradCase[] = recordedOps.map((op) => {
+  const c = gradcheckCase(op);
+  return {
+    name: `fused ${op.name} ${c.label}`,
+    inputs: c.inputs.map((spec) => ({
+      shape: [...spec.shape],
+      kind: spec.dist?.kind === 'ints' ? 'ids' : spec.dist?.kind === 'positive' ? 'positive' : undefined,
+      high: spec.dist?.kind === 'ints' ? spec.dist.high : undefined,
+    })),
+    fn: (xs) => {
+      if (op.kind !== 'returns') throw new Error(`${op.name}: an in-place op has no gradient`);
+      return project(runFused(op, xs as unknown as TensorsOf<InputNames>, c.params));
+    },
+  };
+});

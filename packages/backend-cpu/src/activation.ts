@@ -4,6 +4,7 @@ import type { CpuStorage } from './storage';
 import { silu, unaryKernel } from './unary';
 import { runVectorised } from './vectorised';
 import { ACTIVATION_KERNELS } from './wasm/activation-kernel';
+import type { CpuKernelSettings } from './wasm/settings';
 
 /** Unary ops with a WebAssembly SIMD kernel (exp by range reduction and a polynomial, a few f32 ulps). */
 type VectorUnaryOp = Extract<UnaryOp, 'gelu' | 'exp' | 'sigmoid' | 'silu'>;
@@ -25,17 +26,27 @@ function isVectorUnary(op: UnaryOp): op is VectorUnaryOp {
  * heap (the last n % 4 elements by the JavaScript loop of `unaryKernel`); returns false,
  * computing nothing, otherwise.
  */
-export function unaryVectorInto(op: UnaryOp, x: CpuStorage, out: CpuStorage): boolean {
+export function unaryVectorInto(
+  settings: CpuKernelSettings,
+  op: UnaryOp,
+  x: CpuStorage,
+  out: CpuStorage,
+): boolean {
   if (!isVectorUnary(op) || x.dtype !== 'f32') return false;
-  const done = runVectorised(VECTOR_UNARY[op], [x, out], x.length);
+  const done = runVectorised(settings, VECTOR_UNARY[op], [x, out], x.length);
   if (done === 0 && x.length >= 4) return false;
   unaryKernel(op, x.values.subarray(done), out.values.subarray(done));
   return true;
 }
 
 /** out = grad · gelu'(x): in WebAssembly SIMD where the storages live in the heap, else in JavaScript. */
-export function geluGradInto(x: CpuStorage, grad: CpuStorage, out: CpuStorage): void {
-  const done = runVectorised(ACTIVATION_KERNELS.geluGrad, [x, grad, out], x.length);
+export function geluGradInto(
+  settings: CpuKernelSettings,
+  x: CpuStorage,
+  grad: CpuStorage,
+  out: CpuStorage,
+): void {
+  const done = runVectorised(settings, ACTIVATION_KERNELS.geluGrad, [x, grad, out], x.length);
   const xv = x.values;
   const gv = grad.values;
   const ov = out.values;
@@ -43,8 +54,13 @@ export function geluGradInto(x: CpuStorage, grad: CpuStorage, out: CpuStorage): 
 }
 
 /** out = silu(gate) · up, like `geluGradInto`. */
-export function swigluInto(gate: CpuStorage, up: CpuStorage, out: CpuStorage): void {
-  const done = runVectorised(ACTIVATION_KERNELS.swiglu, [gate, up, out], gate.length);
+export function swigluInto(
+  settings: CpuKernelSettings,
+  gate: CpuStorage,
+  up: CpuStorage,
+  out: CpuStorage,
+): void {
+  const done = runVectorised(settings, ACTIVATION_KERNELS.swiglu, [gate, up, out], gate.length);
   const gv = gate.values;
   const uv = up.values;
   const ov = out.values;

@@ -25,6 +25,7 @@ import { adamwInPlace } from './fused/adamw';
 import { attentionKernel } from './fused/attention';
 import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
 import { ropeInto } from './fused/rope';
+import { softcapInto } from './fused/softcap';
 import { crossEntropyKernel, softmaxKernel } from './fused/softmax';
 import { gatherKernel, scatterAddKernel } from './indexing';
 import { matmulInto } from './matmul';
@@ -33,9 +34,11 @@ import { normRowsInto } from './norm-rows';
 import { type CpuPrecision, checkPrecision, type FloatArray } from './precision';
 import { argmaxKernel, reduceKernel } from './reduce';
 import { CpuStorage } from './storage';
+import { cpuThreadsReady } from './threads/shared-pool';
 import { unaryKernel } from './unary';
 import { runRowKernel } from './vectorised';
 import { NORM_KERNELS } from './wasm/norm-kernel';
+import { type CpuKernelSettings, cpuKernelSettings } from './wasm/settings';
 import { SOFTMAX_KERNEL } from './wasm/softmax-kernel';
 
 export interface CpuBackendOptions {
@@ -45,58 +48,71 @@ export interface CpuBackendOptions {
    * gradient checks and numerical references). i32 tensors are Int32Array either way.
    */
   readonly precision?: CpuPrecision;
+  /**
+   * Threads a large kernel call may use, the calling thread included (default: the host's
+   * parallelism, at most 8; 1 runs everything on the calling thread). Workers start on first
+   * use; `threadsReady()` starts them and waits.
+   */
+  readonly threads?: number;
+  /** Use the WebAssembly SIMD kernels where the engine has them (default true; false forces the JavaScript kernels). */
+  readonly wasm?: boolean;
 }
 
 /** The reference backend: every kernel on host typed arrays, eagerly. */
 export class CpuBackend implements Backend {
   readonly name = 'cpu';
   readonly precision: CpuPrecision;
+  /** How this backend runs its kernels: its threads and whether WebAssembly is on. */
+  readonly kernelSettings: CpuKernelSettings;
   readonly #store = new Map<DataId, CpuStorage>();
   readonly fused: FusedKernels;
 
   constructor(options: CpuBackendOptions = {}) {
     this.precision = checkPrecision(options.precision ?? 'f32');
+    this.kernelSettings = cpuKernelSettings({ threads: options.threads, wasm: options.wasm });
+    const k = this.kernelSettings;
     this.fused = {
       rmsnorm: (x, w, eps) =>
         this.#out('f32', sizeOf(x.shape), (o) => {
-          if (!normRowsInto(NORM_KERNELS.rmsnorm, [this.#get(x.id)], [this.#get(w.id)], o, eps)) {
+          if (!normRowsInto(k, NORM_KERNELS.rmsnorm, [this.#get(x.id)], [this.#get(w.id)], o, eps)) {
             rmsnormKernel(this.#f32(x), this.#f32(w), eps, o.f32);
           }
         }),
       layernorm: (x, w, b, eps) =>
         this.#out('f32', sizeOf(x.shape), (o) => {
           const weights = [this.#get(w.id), this.#get(b.id)];
-          if (!normRowsInto(NORM_KERNELS.layernorm, [this.#get(x.id)], weights, o, eps)) {
+          if (!normRowsInto(k, NORM_KERNELS.layernorm, [this.#get(x.id)], weights, o, eps)) {
             layernormKernel(this.#f32(x), this.#f32(w), this.#f32(b), eps, o.f32);
           }
         }),
       rope: (x, offset, theta) =>
-        this.#out('f32', sizeOf(x.shape), (o) => ropeInto(this.#get(x.id), x.shape, offset, theta, o)),
+        this.#out('f32', sizeOf(x.shape), (o) => ropeInto(k, this.#get(x.id), x.shape, offset, theta, o)),
       swiglu: (gate, up) =>
-        this.#out('f32', sizeOf(gate.shape), (o) => swigluInto(this.#get(gate.id), this.#get(up.id), o)),
+        this.#out('f32', sizeOf(gate.shape), (o) => swigluInto(k, this.#get(gate.id), this.#get(up.id), o)),
       rmsnormGrad: (x, w, g, eps) =>
         this.#out('f32', sizeOf(x.shape), (o) => {
           const rows = [this.#get(x.id), this.#get(g.id)];
-          if (!normRowsInto(NORM_KERNELS.rmsnormGrad, rows, [this.#get(w.id)], o, eps)) {
+          if (!normRowsInto(k, NORM_KERNELS.rmsnormGrad, rows, [this.#get(w.id)], o, eps)) {
             rmsnormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32);
           }
         }),
       layernormGrad: (x, w, g, eps) =>
         this.#out('f32', sizeOf(x.shape), (o) => {
           const rows = [this.#get(x.id), this.#get(g.id)];
-          if (!normRowsInto(NORM_KERNELS.layernormGrad, rows, [this.#get(w.id)], o, eps)) {
+          if (!normRowsInto(k, NORM_KERNELS.layernormGrad, rows, [this.#get(w.id)], o, eps)) {
             layernormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32);
           }
         }),
       adamw: (p, g, m, v, spec) =>
-        adamwInPlace(this.#get(p.id), this.#get(g.id), this.#get(m.id), this.#get(v.id), spec),
+        adamwInPlace(k, this.#get(p.id), this.#get(g.id), this.#get(m.id), this.#get(v.id), spec),
       geluGrad: (x, grad) =>
-        this.#out('f32', sizeOf(x.shape), (o) => geluGradInto(this.#get(x.id), this.#get(grad.id), o)),
+        this.#out('f32', sizeOf(x.shape), (o) => geluGradInto(k, this.#get(x.id), this.#get(grad.id), o)),
+      softcap: (x, cap) => this.#out('f32', sizeOf(x.shape), (o) => softcapInto(this.#get(x.id), cap, o)),
       softmax: (x) =>
         this.#out('f32', sizeOf(x.shape), (o) => {
           const cols = lastDim(x.shape);
           const rows = cols === 0 ? 0 : sizeOf(x.shape) / cols;
-          if (!runRowKernel(SOFTMAX_KERNEL, [this.#get(x.id)], [], o, rows, cols)) {
+          if (!runRowKernel(k, SOFTMAX_KERNEL, [this.#get(x.id)], [], o, rows, cols)) {
             softmaxKernel(this.#f32(x), cols, false, o.f32);
           }
         }),
@@ -111,6 +127,14 @@ export class CpuBackend implements Backend {
           attentionKernel(this.#f32(q), q.shape, this.#f32(k), this.#f32(v), k.shape, spec, o.f32),
         ),
     };
+  }
+
+  /**
+   * Starts the worker threads this backend's settings ask for and resolves, once they are
+   * ready, with the number of threads a large kernel call will use (the calling thread included).
+   */
+  threadsReady(): Promise<number> {
+    return cpuThreadsReady(this.kernelSettings);
   }
 
   /** Storage of `id`; throws if the id belongs to another backend or was released. */
@@ -185,13 +209,24 @@ export class CpuBackend implements Backend {
 
   unary(op: UnaryOp, x: TensorInfo): DataId {
     return this.#out(x.dtype, sizeOf(x.shape), (o) => {
-      if (!unaryVectorInto(op, this.#get(x.id), o)) unaryKernel(op, this.#values(x), o.values);
+      if (!unaryVectorInto(this.kernelSettings, op, this.#get(x.id), o))
+        unaryKernel(op, this.#values(x), o.values);
     });
   }
 
   binary(op: BinaryOp, a: TensorInfo, b: TensorInfo, outShape: Shape): DataId {
     return this.#out(a.dtype, sizeOf(outShape), (o) =>
-      binaryKernel(op, a.dtype, this.#get(a.id), a.shape, this.#get(b.id), b.shape, o, outShape),
+      binaryKernel(
+        this.kernelSettings,
+        op,
+        a.dtype,
+        this.#get(a.id),
+        a.shape,
+        this.#get(b.id),
+        b.shape,
+        o,
+        outShape,
+      ),
     );
   }
 
@@ -219,7 +254,7 @@ export class CpuBackend implements Backend {
   reduce(op: ReduceOp, x: TensorInfo, dims: ReduceDims): DataId {
     return this.#out(x.dtype, dims.outer * dims.inner, (o) => {
       const columns = op === 'sum' && x.dtype === 'f32' && dims.inner > 1;
-      if (!columns || !sumColumnsInto(this.#get(x.id), dims, o))
+      if (!columns || !sumColumnsInto(this.kernelSettings, this.#get(x.id), dims, o))
         reduceKernel(op, this.#values(x), dims, o.values);
     });
   }
@@ -230,20 +265,24 @@ export class CpuBackend implements Backend {
 
   matmul(a: TensorInfo, b: TensorInfo, spec: MatmulSpec): DataId {
     return this.#out('f32', spec.batch * spec.m * spec.n, (o) =>
-      matmulInto(spec, this.#get(a.id), this.#get(b.id), o),
+      matmulInto(this.kernelSettings, spec, this.#get(a.id), this.#get(b.id), o),
     );
   }
 
   permute(x: TensorInfo, perm: readonly number[]): DataId {
-    return this.#out(x.dtype, sizeOf(x.shape), (o) => permuteKernel(this.#get(x.id), x.shape, perm, o));
+    return this.#out(x.dtype, sizeOf(x.shape), (o) =>
+      permuteKernel(this.kernelSettings, this.#get(x.id), x.shape, perm, o),
+    );
   }
 
   slice(x: TensorInfo, starts: readonly number[], sizes: readonly number[]): DataId {
-    return this.#out(x.dtype, sizeOf(sizes), (o) => sliceKernel(this.#get(x.id), x.shape, starts, sizes, o));
+    return this.#out(x.dtype, sizeOf(sizes), (o) =>
+      sliceKernel(this.kernelSettings, this.#get(x.id), x.shape, starts, sizes, o),
+    );
   }
 
   writeSlice(dst: TensorInfo, src: TensorInfo, starts: readonly number[]): void {
-    writeSliceKernel(this.#get(dst.id), dst.shape, this.#get(src.id), src.shape, starts);
+    writeSliceKernel(this.kernelSettings, this.#get(dst.id), dst.shape, this.#get(src.id), src.shape, starts);
   }
 
   gather(table: TensorInfo, ids: TensorInfo): DataId {

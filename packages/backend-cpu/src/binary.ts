@@ -1,7 +1,16 @@
 import type { BinaryOp, CompareOp, DType, HostArray, Shape } from '@loom/tensor';
 import { forEachRow } from './broadcast-rows';
-import { ELEMENTWISE_KERNELS, ELEMENTWISE_OPS, type ElementwiseOp } from './wasm/elementwise-kernel';
-import { type Kernel, wasmRuntime } from './wasm/runtime';
+import {
+  ELEMENTWISE_OPS,
+  type ElementwiseKernelName,
+  type ElementwiseOp,
+  elementwiseKernel,
+} from './wasm/elementwise-kernel';
+import type { KernelFunctions } from './wasm/kernels';
+import { type CpuKernelSettings, kernelRuntime } from './wasm/settings';
+
+/** A WebAssembly elementwise kernel. */
+type ElementwiseKernel = KernelFunctions[ElementwiseKernelName];
 
 /** An operand of `binaryKernel`: its values, and their byte address when they live in the WebAssembly heap. */
 export interface BinaryOperand {
@@ -113,6 +122,7 @@ function runRows(
  * (bit-identical: one IEEE f32 operation either way); everything else runs in JavaScript.
  */
 export function binaryKernel(
+  settings: CpuKernelSettings,
   op: BinaryOp,
   dtype: DType,
   a: BinaryOperand,
@@ -126,16 +136,16 @@ export function binaryKernel(
   const av = a.values;
   const bv = b.values;
   const ov = out.values;
-  const wasm =
-    dtype === 'f32' && isElementwiseOp(op) ? wasmRuntime()?.kernels[ELEMENTWISE_KERNELS[op]] : undefined;
+  const runtime = dtype === 'f32' ? kernelRuntime(settings) : undefined;
   const ap = a.address;
   const bp = b.address;
   const outp = out.address;
-  if (wasm === undefined || ap === undefined || bp === undefined || outp === undefined) {
+  if (!runtime || !isElementwiseOp(op) || ap === undefined || bp === undefined || outp === undefined) {
     runRows(kernel, av, aShape, bv, bShape, ov, outShape);
     return;
   }
-  runHeapRows(wasm, kernel, av, ap, aShape, bv, bp, bShape, ov, outp, outShape);
+  const wasm = runtime.kernels[elementwiseKernel(op)];
+  runHeapRows(wasm, runtime.work.offset, kernel, av, ap, aShape, bv, bp, bShape, ov, outp, outShape);
 }
 
 function isElementwiseOp(op: BinaryOp): op is ElementwiseOp {
@@ -144,7 +154,8 @@ function isElementwiseOp(op: BinaryOp): op is ElementwiseOp {
 
 /** Like `runRows`, but runs of MIN_WASM_RUN or more go to `wasm` with byte addresses. */
 function runHeapRows(
-  wasm: Kernel,
+  wasm: ElementwiseKernel,
+  work: number,
   kernel: RowKernel,
   a: HostArray,
   aAddress: number,
@@ -160,7 +171,15 @@ function runHeapRows(
     if (n < MIN_WASM_RUN) {
       kernel(a, offsets[0], steps[0], b, offsets[1], steps[1], out, o, n);
     } else {
-      wasm(aAddress + 4 * offsets[0], steps[0], bAddress + 4 * offsets[1], steps[1], outAddress + 4 * o, n);
+      wasm(
+        aAddress + 4 * offsets[0],
+        steps[0],
+        bAddress + 4 * offsets[1],
+        steps[1],
+        outAddress + 4 * o,
+        n,
+        work,
+      );
     }
   });
 }

@@ -2,8 +2,8 @@ import type { ReduceDims } from '@loom/tensor';
 import { CpuStorage } from './storage';
 import { forkJoin } from './threads/fork-join';
 import { COLUMN_SUM_KERNEL } from './wasm/column-sum-kernel';
-import { wasmRuntime } from './wasm/runtime';
-import { cpuKernelSettings } from './wasm/settings';
+import type { KernelArgs } from './wasm/kernels';
+import { type CpuKernelSettings, kernelRuntime } from './wasm/settings';
 
 /** Estimated cost of one summed element, in microseconds. */
 const MICROS_PER_ELEMENT = 0.0005;
@@ -16,9 +16,14 @@ const MIN_CHUNK_COLUMNS = 64;
  * inner % 4 columns in JavaScript. Returns false, computing nothing, when x or out is not in
  * the WebAssembly heap or inner < 4.
  */
-export function sumColumnsInto(x: CpuStorage, dims: ReduceDims, out: CpuStorage): boolean {
+export function sumColumnsInto(
+  settings: CpuKernelSettings,
+  x: CpuStorage,
+  dims: ReduceDims,
+  out: CpuStorage,
+): boolean {
   const { outer, size, inner } = dims;
-  const runtime = cpuKernelSettings().wasm ? wasmRuntime() : undefined;
+  const runtime = kernelRuntime(settings);
   const [xAddress, outAddress] = [x.address, out.address];
   const vectorColumns = inner - (inner % 4);
   if (!runtime || xAddress === undefined || outAddress === undefined || vectorColumns === 0) return false;
@@ -26,10 +31,11 @@ export function sumColumnsInto(x: CpuStorage, dims: ReduceDims, out: CpuStorage)
   try {
     const accAddress = scratch.address;
     if (accAddress === undefined) return false;
-    forkJoin(runtime, COLUMN_SUM_KERNEL, outer * size * inner * MICROS_PER_ELEMENT, (threads) => {
+    const micros = outer * size * inner * MICROS_PER_ELEMENT;
+    forkJoin(runtime, settings.threads, COLUMN_SUM_KERNEL, micros, (threads) => {
       const blocks = Math.max(1, Math.min(2 * threads, Math.floor(vectorColumns / MIN_CHUNK_COLUMNS)));
       const width = Math.ceil(vectorColumns / blocks / 4) * 4;
-      const chunks: number[][] = [];
+      const chunks: KernelArgs<typeof COLUMN_SUM_KERNEL>[] = [];
       for (let o = 0; o < outer; o++) {
         for (let j = 0; j < vectorColumns; j += width) {
           chunks.push([

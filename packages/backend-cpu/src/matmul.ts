@@ -3,30 +3,34 @@ import type { FloatArray } from './precision';
 import type { CpuStorage } from './storage';
 import { forkJoin } from './threads/fork-join';
 import { chunkPlan, planMatmul } from './wasm/matmul-plan';
-import { wasmRuntime } from './wasm/runtime';
-import { cpuKernelSettings } from './wasm/settings';
+import { type CpuKernelSettings, kernelRuntime } from './wasm/settings';
 
 /**
  * out [batch, m, n] = A x B as described by `spec` (see MatmulSpec), accumulating in f32 (in
  * f64 at precision 'f64'). Runs the WebAssembly SIMD kernels (on worker threads too, for large
  * products) when the operands live in the WebAssembly heap, else the JavaScript kernels.
  */
-export function matmulInto(spec: MatmulSpec, a: CpuStorage, b: CpuStorage, out: CpuStorage): void {
+export function matmulInto(
+  settings: CpuKernelSettings,
+  spec: MatmulSpec,
+  a: CpuStorage,
+  b: CpuStorage,
+  out: CpuStorage,
+): void {
   checkSizes(spec, a, b, out);
   const { batch, m, n, k } = spec;
   if (k === 0 || batch * m * n === 0) {
     out.f32.fill(0, 0, batch * m * n);
     return;
   }
-  const settings = cpuKernelSettings();
-  const runtime = settings.wasm ? wasmRuntime() : undefined;
+  const runtime = kernelRuntime(settings);
   const [addressA, addressB, addressOut] = [a.address, b.address, out.address];
   if (!runtime || addressA === undefined || addressB === undefined || addressOut === undefined) {
     matmulJs(spec, a.f32, b.f32, out.f32);
     return;
   }
   const plan = planMatmul(spec, { a: addressA, b: addressB, out: addressOut });
-  forkJoin(runtime, plan.kernel, plan.micros, (threads) => chunkPlan(plan, threads));
+  forkJoin(runtime, settings.threads, plan.kernel, plan.micros, (threads) => chunkPlan(plan, threads));
 }
 
 /** Throws unless the storages hold the matrices `spec` describes (kernels trust these sizes). */

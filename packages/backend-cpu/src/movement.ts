@@ -1,7 +1,6 @@
 import { type HostArray, type Shape, stridesOf } from '@loom/tensor';
 import { COPY_ROWS_KERNEL } from './wasm/copy-kernel';
-import { wasmRuntime } from './wasm/runtime';
-import { cpuKernelSettings } from './wasm/settings';
+import { type CpuKernelSettings, kernelRuntime } from './wasm/settings';
 
 /** Values of a movement operand, and their byte address when they live in the WebAssembly heap. */
 export interface MoveOperand {
@@ -13,11 +12,17 @@ export interface MoveOperand {
 const WASM_MIN_BLOCK = 64;
 
 /** out[i0..] = x[permuted index]; out.shape[i] = shape[perm[i]]. */
-export function permuteKernel(x: MoveOperand, shape: Shape, perm: readonly number[], out: MoveOperand): void {
+export function permuteKernel(
+  settings: CpuKernelSettings,
+  x: MoveOperand,
+  shape: Shape,
+  perm: readonly number[],
+  out: MoveOperand,
+): void {
   const inStrides = stridesOf(shape);
   const outShape = perm.map((p) => shape[p]);
   const strides = perm.map((p) => inStrides[p]);
-  copyStrided(x, 0, strides, outShape, out, 0, stridesOf(outShape));
+  copyStrided(settings, x, 0, strides, outShape, out, 0, stridesOf(outShape));
 }
 
 /** Contiguous runs at least this long are copied with `set` (a subarray per run costs more for short ones). */
@@ -30,6 +35,7 @@ const SET_MIN_RUN = 256;
  * as blocks of rows; else the innermost axis is copied as a run in JavaScript.
  */
 export function copyStrided(
+  settings: CpuKernelSettings,
   srcOperand: MoveOperand,
   srcOffset: number,
   srcStrides: readonly number[],
@@ -38,7 +44,8 @@ export function copyStrided(
   dstOffset: number,
   dstStrides: readonly number[],
 ): void {
-  if (copyBlocks(srcOperand, srcOffset, srcStrides, extent, dstOperand, dstOffset, dstStrides)) return;
+  if (copyBlocks(settings, srcOperand, srcOffset, srcStrides, extent, dstOperand, dstOffset, dstStrides))
+    return;
   const src = srcOperand.values;
   const dst = dstOperand.values;
   const rank = extent.length;
@@ -99,6 +106,7 @@ function forEachOuter(
 
 /** The heap path of `copyStrided`; returns false, copying nothing, where it does not apply. */
 function copyBlocks(
+  settings: CpuKernelSettings,
   src: MoveOperand,
   srcOffset: number,
   srcStrides: readonly number[],
@@ -113,12 +121,13 @@ function copyBlocks(
   const last = rank - 1;
   const [rows, run] = [extent[last - 1], extent[last]];
   if (srcStrides[last] !== 1 || dstStrides[last] !== 1 || rows * run < WASM_MIN_BLOCK) return false;
-  const runtime = cpuKernelSettings().wasm ? wasmRuntime() : undefined;
+  const runtime = kernelRuntime(settings);
   if (!runtime) return false;
   const copy = runtime.kernels[COPY_ROWS_KERNEL];
+  const work = runtime.work.offset;
   const [srcRowStride, dstRowStride] = [srcStrides[last - 1], dstStrides[last - 1]];
   forEachOuter(extent, last - 1, srcStrides, srcOffset, dstStrides, dstOffset, (s, d) =>
-    copy(srcAddress + 4 * s, dstAddress + 4 * d, rows, run, srcRowStride, dstRowStride),
+    copy(srcAddress + 4 * s, dstAddress + 4 * d, rows, run, srcRowStride, dstRowStride, work),
   );
   return true;
 }
@@ -130,6 +139,7 @@ function offsetOf(starts: readonly number[], strides: readonly number[]): number
 }
 
 export function sliceKernel(
+  settings: CpuKernelSettings,
   x: MoveOperand,
   shape: Shape,
   starts: readonly number[],
@@ -137,10 +147,11 @@ export function sliceKernel(
   out: MoveOperand,
 ): void {
   const strides = stridesOf(shape);
-  copyStrided(x, offsetOf(starts, strides), strides, sizes, out, 0, stridesOf(sizes));
+  copyStrided(settings, x, offsetOf(starts, strides), strides, sizes, out, 0, stridesOf(sizes));
 }
 
 export function writeSliceKernel(
+  settings: CpuKernelSettings,
   dst: MoveOperand,
   dstShape: Shape,
   src: MoveOperand,
@@ -148,5 +159,5 @@ export function writeSliceKernel(
   starts: readonly number[],
 ): void {
   const strides = stridesOf(dstShape);
-  copyStrided(src, 0, stridesOf(srcShape), srcShape, dst, offsetOf(starts, strides), strides);
+  copyStrided(settings, src, 0, stridesOf(srcShape), srcShape, dst, offsetOf(starts, strides), strides);
 }

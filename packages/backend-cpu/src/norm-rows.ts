@@ -1,6 +1,7 @@
 import type { CpuStorage } from './storage';
-import { f32Bits, runRowKernel } from './vectorised';
+import { runRowKernel } from './vectorised';
 import type { NormKernelName } from './wasm/norm-kernel';
+import type { CpuKernelSettings } from './wasm/settings';
 
 /**
  * Runs a WebAssembly norm kernel over the rows of `out` (row length d = the weight length) when
@@ -8,6 +9,7 @@ import type { NormKernelName } from './wasm/norm-kernel';
  * otherwise. `rowInputs` are x (and the incoming gradient), `weights` the weight (and bias).
  */
 export function normRowsInto(
+  settings: CpuKernelSettings,
   kernel: NormKernelName,
   rowInputs: readonly CpuStorage[],
   weights: readonly CpuStorage[],
@@ -17,5 +19,5 @@ export function normRowsInto(
   const d = weights[0].length;
   if (d % 4 !== 0) return false;
   const rows = d === 0 ? 0 : out.length / d;
-  return runRowKernel(kernel, rowInputs, weights, out, rows, d, [f32Bits(eps)]);
+  return runRowKernel(settings, kernel, rowInputs, weights, out, rows, d, [eps]);
 }

@@ -1,7 +1,8 @@
 import type { CpuStorage } from './storage';
 import { forkJoin } from './threads/fork-join';
-import { type KernelName, type WasmRuntime, wasmRuntime } from './wasm/runtime';
-import { cpuKernelSettings } from './wasm/settings';
+import { checkedArgs } from './wasm/kernels';
+import type { KernelName, WasmRuntime } from './wasm/runtime';
+import { type CpuKernelSettings, kernelRuntime } from './wasm/settings';
 
 /** Estimated cost of one element of a vector kernel, in microseconds (about a nanosecond). */
 const MICROS_PER_ELEMENT = 0.001;
@@ -10,18 +11,12 @@ const CHUNKS_PER_THREAD = 2;
 /** Smallest chunk, in elements. */
 const MIN_CHUNK_ELEMENTS = 8192;
 
-const bitsScratch = new Float32Array(1);
-const bitsView = new Int32Array(bitsScratch.buffer);
-
-/** The bits of `value` rounded to f32, as an i32: how kernels take f32 constants (arguments are i32). */
-export function f32Bits(value: number): number {
-  bitsScratch[0] = value;
-  return bitsView[0];
-}
-
 /** The runtime and the byte addresses of `storages` when the kernels are on and all live in the heap. */
-function onHeap(storages: readonly CpuStorage[]): { runtime: WasmRuntime; addresses: number[] } | undefined {
-  const runtime = cpuKernelSettings().wasm ? wasmRuntime() : undefined;
+function onHeap(
+  settings: CpuKernelSettings,
+  storages: readonly CpuStorage[],
+): { runtime: WasmRuntime; addresses: number[] } | undefined {
+  const runtime = kernelRuntime(settings);
   if (!runtime) return undefined;
   const addresses: number[] = [];
   for (const s of storages) {
@@ -33,24 +28,25 @@ function onHeap(storages: readonly CpuStorage[]): { runtime: WasmRuntime; addres
 }
 
 /**
- * Runs `kernel` over `units` units of `unitElements` elements each, split across threads into
- * chunks; `argsAt(byteOffset, units)` gives the arguments of the chunk starting that many bytes
- * into the per-unit arrays.
+ * Runs `kernel` over `units` units of `unitElements` elements each, split across at most
+ * `threads` threads into chunks; `argsAt(byteOffset, units)` gives the arguments of the chunk
+ * starting that many bytes into the per-unit arrays (checked against the kernel's parameters).
  */
 function split(
   runtime: WasmRuntime,
+  threads: number,
   kernel: KernelName,
   units: number,
   unitElements: number,
   argsAt: (byteOffset: number, units: number) => number[],
 ): void {
   const elements = units * unitElements;
-  forkJoin(runtime, kernel, elements * MICROS_PER_ELEMENT, (threads) => {
-    const wanted = Math.min(threads * CHUNKS_PER_THREAD, Math.floor(elements / MIN_CHUNK_ELEMENTS));
+  forkJoin(runtime, threads, kernel, elements * MICROS_PER_ELEMENT, (ready) => {
+    const wanted = Math.min(ready * CHUNKS_PER_THREAD, Math.floor(elements / MIN_CHUNK_ELEMENTS));
     const size = Math.ceil(units / Math.max(1, wanted));
     const chunks: number[][] = [];
     for (let start = 0; start < units; start += size) {
-      chunks.push(argsAt(4 * start * unitElements, Math.min(size, units - start)));
+      chunks.push(checkedArgs(kernel, argsAt(4 * start * unitElements, Math.min(size, units - start))));
     }
     return chunks;
   });
@@ -63,15 +59,16 @@ function split(
  * elements were computed (0 when the kernel could not run); the caller finishes the rest.
  */
 export function runVectorised(
+  settings: CpuKernelSettings,
   kernel: KernelName,
   operands: readonly CpuStorage[],
   n: number,
   extra: readonly number[] = [],
 ): number {
-  const heap = onHeap(operands);
+  const heap = onHeap(settings, operands);
   const vectors = Math.floor(n / 4);
   if (!heap || vectors === 0) return 0;
-  split(heap.runtime, kernel, vectors, 4, (offset, count) => [
+  split(heap.runtime, settings.threads, kernel, vectors, 4, (offset, count) => [
     ...heap.addresses.map((a) => a + offset),
     4 * count,
     ...extra,
@@ -86,6 +83,7 @@ export function runVectorised(
  * and `extra`. Returns false when it could not run.
  */
 export function runRowKernel(
+  settings: CpuKernelSettings,
   kernel: KernelName,
   inputs: readonly CpuStorage[],
   shared: readonly CpuStorage[],
@@ -94,13 +92,13 @@ export function runRowKernel(
   cols: number,
   extra: readonly number[] = [],
 ): boolean {
-  const heap = onHeap([...inputs, ...shared, out]);
+  const heap = onHeap(settings, [...inputs, ...shared, out]);
   if (!heap) return false;
   const rowWise = heap.addresses.slice(0, inputs.length);
   const fixed = heap.addresses.slice(inputs.length, inputs.length + shared.length);
   const outAddress = heap.addresses[heap.addresses.length - 1];
   if (rows > 0 && cols > 0) {
-    split(heap.runtime, kernel, rows, cols, (offset, count) => [
+    split(heap.runtime, settings.threads, kernel, rows, cols, (offset, count) => [
       ...rowWise.map((a) => a + offset),
       ...fixed,
       outAddress + offset,

@@ -3,8 +3,7 @@ import { geluGradInto, swigluInto, unaryVectorInto } from '../src/activation';
 import { GELU_C, GELU_CUBIC, gelu, geluSlope } from '../src/gelu-formula';
 import { CpuStorage } from '../src/storage';
 import { silu, unaryKernel } from '../src/unary';
-import { configureCpuKernels, cpuKernelSettings } from '../src/wasm/settings';
-import { wasmForTests } from './wasm-for-tests';
+import { JS_SETTINGS, SETTINGS, wasmForTests } from './wasm-for-tests';
 
 /** |2z|, the argument of the exp inside GELU. */
 function geluArgument(x: number): number {
@@ -76,7 +75,7 @@ describe.skipIf(!wasmForTests())('activations in WebAssembly SIMD match their sc
       const other = storage(others);
       const out = new CpuStorage('f32', n);
       for (const { op, scalar, argument } of UNARY) {
-        expect(unaryVectorInto(op, x, out)).toBe(true);
+        expect(unaryVectorInto(SETTINGS, op, x, out)).toBe(true);
         expectClose(
           out.values,
           (i) => scalar(xs[i]),
@@ -84,7 +83,7 @@ describe.skipIf(!wasmForTests())('activations in WebAssembly SIMD match their sc
           op,
         );
       }
-      geluGradInto(x, other, out);
+      geluGradInto(SETTINGS, x, other, out);
       expectClose(
         out.values,
         (i) => others[i] * geluSlope(xs[i]),
@@ -92,7 +91,7 @@ describe.skipIf(!wasmForTests())('activations in WebAssembly SIMD match their sc
         'gelu gradient',
         (i) => Math.abs(others[i]) * slopeTerms(xs[i]),
       );
-      swigluInto(x, other, out);
+      swigluInto(SETTINGS, x, other, out);
       expectClose(
         out.values,
         (i) => silu(xs[i]) * others[i],
@@ -106,13 +105,13 @@ describe.skipIf(!wasmForTests())('activations in WebAssembly SIMD match their sc
   it('propagates NaN and keeps the sign of infinities', () => {
     const x = storage([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1]);
     const out = new CpuStorage('f32', 4);
-    unaryVectorInto('gelu', x, out);
+    unaryVectorInto(SETTINGS, 'gelu', x, out);
     expect(Number.isNaN(out.values[0])).toBe(true);
     expect(out.values[1]).toBe(Number.POSITIVE_INFINITY);
     expect(out.values[3]).toBeCloseTo(gelu(1), 6);
-    unaryVectorInto('sigmoid', x, out);
+    unaryVectorInto(SETTINGS, 'sigmoid', x, out);
     expect(Array.from(out.values.slice(1, 3))).toEqual([1, 0]);
-    unaryVectorInto('exp', x, out);
+    unaryVectorInto(SETTINGS, 'exp', x, out);
     expect(Array.from(out.values.slice(1, 3))).toEqual([Number.POSITIVE_INFINITY, 0]);
     x.free();
     out.free();
@@ -123,15 +122,9 @@ describe.skipIf(!wasmForTests())('activations in WebAssembly SIMD match their sc
     const x = storage(xs);
     const simd = new CpuStorage('f32', xs.length);
     const js = new CpuStorage('f32', xs.length);
-    expect(unaryVectorInto('tanh', x, simd)).toBe(false);
-    unaryVectorInto('gelu', x, simd);
-    const before = cpuKernelSettings();
-    configureCpuKernels({ wasm: false });
-    try {
-      expect(unaryVectorInto('gelu', x, js)).toBe(false);
-    } finally {
-      configureCpuKernels(before);
-    }
+    expect(unaryVectorInto(SETTINGS, 'tanh', x, simd)).toBe(false);
+    unaryVectorInto(SETTINGS, 'gelu', x, simd);
+    expect(unaryVectorInto(JS_SETTINGS, 'gelu', x, js)).toBe(false);
     unaryKernel('gelu', x.values, js.values);
     expectClose(
       simd.values,

@@ -2,7 +2,7 @@ import type { AdamWSpec } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { adamwInPlace, adamwKernel } from '../src/fused/adamw';
 import { CpuStorage } from '../src/storage';
-import { wasmForTests } from './wasm-for-tests';
+import { SETTINGS, wasmForTests } from './wasm-for-tests';
 
 let seed = 3;
 function random(): number {
@@ -35,7 +35,7 @@ describe.skipIf(!wasmForTests())('AdamW in WebAssembly SIMD matches the float64 
       const [p, g, m, v] = storages;
       const want = init.map((a) => a.slice());
       for (let step = 0; step < 3; step++) {
-        adamwInPlace(p, g, m, v, SPEC);
+        adamwInPlace(SETTINGS, p, g, m, v, SPEC);
         adamwKernel(want[0], want[1], want[2], want[3], SPEC);
       }
       // Absolute bounds a few f32 ulps above each array's magnitude (p, m up to 0.5; v up to 2.5e-3; three steps).

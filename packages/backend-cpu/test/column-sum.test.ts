@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { sumColumnsInto } from '../src/column-sum';
 import { reduceKernel } from '../src/reduce';
 import { CpuStorage } from '../src/storage';
-import { wasmForTests } from './wasm-for-tests';
+import { SETTINGS, wasmForTests } from './wasm-for-tests';
 
 let seed = 11;
 function random(): number {
@@ -27,7 +27,7 @@ describe.skipIf(!wasmForTests())('column sums in WebAssembly equal the float64 J
       x.values.set(Array.from({ length: n }, () => (random() - 0.5) * 10 ** Math.floor(random() * 6)));
       const out = new CpuStorage('f32', dims.outer * dims.inner);
       const want = new Float32Array(dims.outer * dims.inner);
-      expect(sumColumnsInto(x, dims, out)).toBe(true);
+      expect(sumColumnsInto(SETTINGS, x, dims, out)).toBe(true);
       reduceKernel('sum', x.values, dims, want);
       // Same order, float64 accumulators, one rounding: bit for bit the same.
       expect(Array.from(out.values)).toEqual(Array.from(want));
@@ -39,7 +39,7 @@ describe.skipIf(!wasmForTests())('column sums in WebAssembly equal the float64 J
   it('declines rows narrower than a vector', () => {
     const x = new CpuStorage('f32', 6);
     const out = new CpuStorage('f32', 3);
-    expect(sumColumnsInto(x, { outer: 1, size: 2, inner: 3 }, out)).toBe(false);
+    expect(sumColumnsInto(SETTINGS, x, { outer: 1, size: 2, inner: 3 }, out)).toBe(false);
     x.free();
     out.free();
   });

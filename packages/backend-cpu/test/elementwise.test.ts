@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type BinaryOperand, binaryKernel } from '../src/binary';
 import { CpuStorage } from '../src/storage';
 import { wasmRuntime } from '../src/wasm/runtime';
+import { SETTINGS } from './wasm-for-tests';
 
 const OPS: readonly BinaryOp[] = ['add', 'sub', 'mul', 'div', 'max', 'min', 'pow'];
 const SPECIALS = [0, -0, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1e-40, -3e38];
@@ -73,13 +74,23 @@ function compare(
   const a = randomData(sizeOf(aShape));
   const b = randomData(sizeOf(bShape));
   const expected = new Float32Array(sizeOf(outShape));
-  binaryKernel(op, 'f32', hostOperand(a), aShape, hostOperand(b), bShape, hostOperand(expected), outShape);
+  binaryKernel(
+    SETTINGS,
+    op,
+    'f32',
+    hostOperand(a),
+    aShape,
+    hostOperand(b),
+    bShape,
+    hostOperand(expected),
+    outShape,
+  );
   const aOp = heap[0] ? heapOperand(a) : hostOperand(a);
   const bOp = heap[1] ? heapOperand(b) : hostOperand(b);
   const out = heap[2]
     ? new CpuStorage('f32', expected.length)
     : hostOperand(new Float32Array(expected.length));
-  binaryKernel(op, 'f32', aOp, aShape, bOp, bShape, out, outShape);
+  binaryKernel(SETTINGS, op, 'f32', aOp, aShape, bOp, bShape, out, outShape);
   const actual = Float32Array.from(out.values);
   for (const o of [aOp, bOp, out]) if (o instanceof CpuStorage) o.free();
   const at = firstDifference(actual, expected);
@@ -129,7 +140,7 @@ describe('f32 binary kernels in WebAssembly', () => {
     const out = new CpuStorage('i32', 40);
     a.i32.set(Array.from({ length: 40 }, (_, i) => 7 * i - 100));
     b.i32.set(Array.from({ length: 40 }, (_, i) => (i % 5) - 2));
-    binaryKernel('div', 'i32', a, [40], b, [40], out, [40]);
+    binaryKernel(SETTINGS, 'div', 'i32', a, [40], b, [40], out, [40]);
     const expected = Array.from({ length: 40 }, (_, i) => {
       const y = (i % 5) - 2;
       return y === 0 ? 7 * i - 100 : Math.trunc((7 * i - 100) / y);

@@ -1,5 +1,6 @@
 import type { MatmulSpec } from '@loom/tensor';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { CpuBackend } from '../src/backend';
 import { matmulInto } from '../src/matmul';
 import type { CpuPrecision, FloatArray } from '../src/precision';
 import { CpuStorage } from '../src/storage';
@@ -7,7 +8,7 @@ import { cpuThreadsReady } from '../src/threads/shared-pool';
 import { buildKernelModule } from '../src/wasm/kernel-module';
 import { chunkPlan, planMatmul } from '../src/wasm/matmul-plan';
 import { compileKernels, wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
-import { configureCpuKernels, cpuKernelSettings } from '../src/wasm/settings';
+import { type CpuKernelSettings, cpuKernelSettings } from '../src/wasm/settings';
 import { engineFeatures, engineHasSimd } from '../src/wasm/simd-probe';
 
 type Mode = {
@@ -83,13 +84,17 @@ function reference(
 }
 
 /** The worst error of one product relative to its bound (at most 1 passes). */
-function run(s: MatmulSpec, precision: CpuPrecision = 'f32'): { out: FloatArray; worst: number } {
+function run(
+  settings: CpuKernelSettings,
+  s: MatmulSpec,
+  precision: CpuPrecision = 'f32',
+): { out: FloatArray; worst: number } {
   const aLength = (s.batch - 1) * s.aBatchStride + s.m * s.k;
   const bLength = (s.batch - 1) * s.bBatchStride + s.k * s.n;
   const a = filled(aLength, precision);
   const b = filled(bLength, precision);
   const out = filled(s.batch * s.m * s.n, precision);
-  matmulInto(s, a, b, out);
+  matmulInto(settings, s, a, b, out);
   const { value, magnitude } = reference(s, a.f32, b.f32);
   const result = out.f32.slice();
   const unitRoundoff = precision === 'f64' ? 2 ** -53 : 2 ** -24;
@@ -116,17 +121,16 @@ const SHAPES: readonly [number, number, number][] = [
 ];
 
 describe.each(MODES)('matmul ($name)', (mode) => {
+  const settings = cpuKernelSettings({ wasm: mode.wasm, threads: mode.threads });
   beforeAll(async () => {
-    configureCpuKernels({ wasm: mode.wasm, threads: mode.threads });
-    await cpuThreadsReady();
+    await cpuThreadsReady(settings);
   });
-  afterAll(() => configureCpuKernels({ wasm: true, threads: 1 }));
 
   for (const transA of [false, true]) {
     for (const transB of [false, true]) {
       it(`matches a float64 reference, transA ${transA}, transB ${transB}`, () => {
         for (const [m, n, k] of SHAPES) {
-          const { worst } = run(spec(m, n, k, { transA, transB }), mode.precision);
+          const { worst } = run(settings, spec(m, n, k, { transA, transB }), mode.precision);
           expect(worst, `${m}x${n}x${k}`).toBeLessThanOrEqual(1);
         }
       });
@@ -146,7 +150,8 @@ describe.each(MODES)('matmul ($name)', (mode) => {
           spec(m, n, k, { batch: 3, transB, aBatchStride: 0 }),
           spec(m, n, k, { batch: 3, transB, bBatchStride: 0, transA: true }),
         ];
-        for (const c of cases) expect(run(c, mode.precision).worst, JSON.stringify(c)).toBeLessThanOrEqual(1);
+        for (const c of cases)
+          expect(run(settings, c, mode.precision).worst, JSON.stringify(c)).toBeLessThanOrEqual(1);
       }
     }
   });
@@ -161,7 +166,8 @@ describe.each(MODES)('matmul ($name)', (mode) => {
       spec(192, 384, 128, { transB: true }),
       spec(12, 64, 32, { batch: 16, transB: true }),
     ];
-    for (const s of shapes) expect(run(s, mode.precision).worst, JSON.stringify(s)).toBeLessThanOrEqual(1);
+    for (const s of shapes)
+      expect(run(settings, s, mode.precision).worst, JSON.stringify(s)).toBeLessThanOrEqual(1);
   });
 
   it('computes products of 2 to 16 rows with a transposed B (the batched decode of a server)', () => {
@@ -173,7 +179,7 @@ describe.each(MODES)('matmul ($name)', (mode) => {
         [2003, 288],
       ] as const) {
         const s = spec(m, n, k, { transB: true });
-        expect(run(s, mode.precision).worst, `${m}x${n}x${k}`).toBeLessThanOrEqual(1);
+        expect(run(settings, s, mode.precision).worst, `${m}x${n}x${k}`).toBeLessThanOrEqual(1);
       }
     }
     for (const c of [
@@ -181,20 +187,20 @@ describe.each(MODES)('matmul ($name)', (mode) => {
       spec(3, 41, 37, { batch: 4, transB: true, bBatchStride: 0 }),
       spec(9, 22, 13, { batch: 2, transB: true, aBatchStride: 0 }),
     ]) {
-      expect(run(c, mode.precision).worst, JSON.stringify(c)).toBeLessThanOrEqual(1);
+      expect(run(settings, c, mode.precision).worst, JSON.stringify(c)).toBeLessThanOrEqual(1);
     }
   });
 
   it('writes zeros when k is 0', () => {
     const out = filled(12, mode.precision);
     const empty = () => new CpuStorage('f32', 0, true, mode.precision);
-    matmulInto(spec(3, 4, 0), empty(), empty(), out);
+    matmulInto(settings, spec(3, 4, 0), empty(), empty(), out);
     expect([...out.f32]).toEqual(new Array(12).fill(0));
   });
 });
 
 describe('matmul kernels', () => {
-  afterAll(() => configureCpuKernels({ wasm: true, threads: 1 }));
+  const oneThread = cpuKernelSettings({ wasm: true, threads: 1 });
 
   it('builds a valid SIMD module and uses it on this host', () => {
     expect(
@@ -250,10 +256,10 @@ describe('matmul kernels', () => {
     for (const s of shapes) {
       const results = [];
       for (const threads of [1, 2]) {
-        configureCpuKernels({ wasm: true, threads });
-        expect(await cpuThreadsReady()).toBe(threads);
+        const settings = cpuKernelSettings({ wasm: true, threads });
+        expect(await cpuThreadsReady(settings)).toBe(threads);
         seed = 99;
-        const { out, worst } = run(s);
+        const { out, worst } = run(settings, s);
         expect(worst).toBeLessThanOrEqual(1);
         results.push(out);
       }
@@ -262,13 +268,13 @@ describe('matmul kernels', () => {
   });
 
   it('reaches memory that grew after the workers started', async () => {
-    configureCpuKernels({ wasm: true, threads: 2 });
-    expect(await cpuThreadsReady()).toBe(2);
+    const settings = cpuKernelSettings({ wasm: true, threads: 2 });
+    expect(await cpuThreadsReady(settings)).toBe(2);
     const heap = wasmRuntime()?.heap;
     const before = heap?.byteLength ?? 0;
     const filler = new CpuStorage('f32', 30_000_000);
     expect(heap?.byteLength).toBeGreaterThan(before);
-    const { worst } = run(spec(400, 300, 256));
+    const { worst } = run(settings, spec(400, 300, 256));
     expect(worst).toBeLessThanOrEqual(1);
     filler.free();
   });
@@ -277,14 +283,15 @@ describe('matmul kernels', () => {
     const a = new CpuStorage('f32', 6);
     const b = new CpuStorage('f32', 6);
     const out = new CpuStorage('f32', 3);
-    expect(() => matmulInto(spec(2, 2, 3), a, b, out)).toThrow(/out holds 3 values, .* needs 4/);
+    expect(() => matmulInto(oneThread, spec(2, 2, 3), a, b, out)).toThrow(/out holds 3 values, .* needs 4/);
     expect(() =>
-      matmulInto(spec(2, 2, 3, { batch: 2, aBatchStride: 6 }), a, b, new CpuStorage('f32', 8)),
+      matmulInto(oneThread, spec(2, 2, 3, { batch: 2, aBatchStride: 6 }), a, b, new CpuStorage('f32', 8)),
     ).toThrow(/A holds 6 values/);
   });
 
   it('rejects a thread count that is not a positive integer', () => {
-    expect(() => configureCpuKernels({ threads: 0 })).toThrow(/threads must be a positive integer, got 0/);
+    expect(() => cpuKernelSettings({ threads: 0 })).toThrow(/threads must be a positive integer, got 0/);
+    expect(() => new CpuBackend({ threads: 1.5 })).toThrow(/threads must be a positive integer, got 1.5/);
     expect(cpuKernelSettings().threads).toBeGreaterThanOrEqual(1);
   });
 });
@@ -303,16 +310,15 @@ describe('matmul on hosts without SharedArrayBuffer or WebAssembly SIMD', () => 
   }> {
     const { CpuStorage: Storage } = await import('../src/storage');
     const { matmulInto: product } = await import('../src/matmul');
-    const { configureCpuKernels: configure } = await import('../src/wasm/settings');
+    const { cpuKernelSettings: settingsOf } = await import('../src/wasm/settings');
     const { wasmRuntime: runtime } = await import('../src/wasm/runtime');
-    configure({ threads: 2 });
     const [m, n, k] = [40, 300, 200];
     const a = new Storage('f32', m * k);
     const b = new Storage('f32', k * n);
     const out = new Storage('f32', m * n);
     a.f32.fill(0.5);
     b.f32.fill(0.25);
-    product(spec(m, n, k), a, b, out);
+    product(settingsOf({ threads: 2 }), spec(m, n, k), a, b, out);
     return { out: [out.f32[0], out.f32[m * n - 1]], address: out.address, shared: runtime()?.heap.shared };
   }
 

@@ -2,21 +2,22 @@ import type { DType, Shape } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { permuteKernel, sliceKernel, writeSliceKernel } from '../src/movement';
 import { CpuStorage } from '../src/storage';
-import { configureCpuKernels, cpuKernelSettings } from '../src/wasm/settings';
-import { wasmForTests } from './wasm-for-tests';
+import type { CpuKernelSettings } from '../src/wasm/settings';
+import { JS_SETTINGS, SETTINGS, wasmForTests } from './wasm-for-tests';
 
 /** Runs `fn` twice, with the WebAssembly kernels and with the JavaScript ones; gives both outputs. */
-function bothWays(length: number, dtype: DType, fn: (out: CpuStorage) => void): [number[], number[]] {
+function bothWays(
+  length: number,
+  dtype: DType,
+  fn: (settings: CpuKernelSettings, out: CpuStorage) => void,
+): [number[], number[]] {
   const results: number[][] = [];
-  for (const wasm of [true, false]) {
-    const before = cpuKernelSettings();
-    configureCpuKernels({ wasm });
+  for (const settings of [SETTINGS, JS_SETTINGS]) {
     const out = new CpuStorage(dtype, length);
     try {
-      fn(out);
+      fn(settings, out);
       results.push(Array.from(out.values));
     } finally {
-      configureCpuKernels(before);
       out.free();
     }
   }
@@ -65,7 +66,9 @@ describe.skipIf(!wasmForTests())(
       for (const [shape, perm] of permutes) {
         it(`permute ${dtype} [${shape}] by [${perm}]`, () => {
           const x = filled(size(shape), dtype);
-          const [wasm, js] = bothWays(x.length, dtype, (out) => permuteKernel(x, shape, perm, out));
+          const [wasm, js] = bothWays(x.length, dtype, (settings, out) =>
+            permuteKernel(settings, x, shape, perm, out),
+          );
           expect(wasm).toEqual(js);
           x.free();
         });
@@ -75,14 +78,14 @@ describe.skipIf(!wasmForTests())(
     it('slices and writes slices', () => {
       const shape = [3, 10, 12];
       const x = filled(size(shape), 'f32');
-      const [sliced, slicedJs] = bothWays(2 * 7 * 9, 'f32', (out) =>
-        sliceKernel(x, shape, [1, 2, 3], [2, 7, 9], out),
+      const [sliced, slicedJs] = bothWays(2 * 7 * 9, 'f32', (settings, out) =>
+        sliceKernel(settings, x, shape, [1, 2, 3], [2, 7, 9], out),
       );
       expect(sliced).toEqual(slicedJs);
       const src = filled(2 * 7 * 9, 'f32');
-      const [written, writtenJs] = bothWays(x.length, 'f32', (out) => {
+      const [written, writtenJs] = bothWays(x.length, 'f32', (settings, out) => {
         out.values.set(x.values);
-        writeSliceKernel(out, shape, src, [2, 7, 9], [1, 2, 3]);
+        writeSliceKernel(settings, out, shape, src, [2, 7, 9], [1, 2, 3]);
       });
       expect(written).toEqual(writtenJs);
       for (const s of [x, src]) s.free();

@@ -3,7 +3,7 @@ import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel 
 import { normRowsInto } from '../src/norm-rows';
 import { CpuStorage } from '../src/storage';
 import { NORM_KERNELS } from '../src/wasm/norm-kernel';
-import { wasmForTests } from './wasm-for-tests';
+import { SETTINGS, wasmForTests } from './wasm-for-tests';
 
 let seed = 5;
 function random(): number {
@@ -41,22 +41,22 @@ describe.skipIf(!wasmForTests())('norm kernels in WebAssembly match the float64 
       const cases = [
         {
           name: 'layernorm',
-          run: (o: CpuStorage) => normRowsInto(NORM_KERNELS.layernorm, [xs], [ws, bs], o, EPS),
+          run: (o: CpuStorage) => normRowsInto(SETTINGS, NORM_KERNELS.layernorm, [xs], [ws, bs], o, EPS),
           want: (o: Float64Array) => layernormKernel(x, w, b, EPS, o),
         },
         {
           name: 'rmsnorm',
-          run: (o: CpuStorage) => normRowsInto(NORM_KERNELS.rmsnorm, [xs], [ws], o, EPS),
+          run: (o: CpuStorage) => normRowsInto(SETTINGS, NORM_KERNELS.rmsnorm, [xs], [ws], o, EPS),
           want: (o: Float64Array) => rmsnormKernel(x, w, EPS, o),
         },
         {
           name: 'layernorm gradient',
-          run: (o: CpuStorage) => normRowsInto(NORM_KERNELS.layernormGrad, [xs, gs], [ws], o, EPS),
+          run: (o: CpuStorage) => normRowsInto(SETTINGS, NORM_KERNELS.layernormGrad, [xs, gs], [ws], o, EPS),
           want: (o: Float64Array) => layernormGradKernel(x, w, g, EPS, o),
         },
         {
           name: 'rmsnorm gradient',
-          run: (o: CpuStorage) => normRowsInto(NORM_KERNELS.rmsnormGrad, [xs, gs], [ws], o, EPS),
+          run: (o: CpuStorage) => normRowsInto(SETTINGS, NORM_KERNELS.rmsnormGrad, [xs, gs], [ws], o, EPS),
           want: (o: Float64Array) => rmsnormGradKernel(x, w, g, EPS, o),
         },
       ];
@@ -79,7 +79,7 @@ describe.skipIf(!wasmForTests())('norm kernels in WebAssembly match the float64 
     const x = storage(values(12, 0, 1));
     const w = storage(values(6, 1, 1));
     const out = new CpuStorage('f32', 12);
-    expect(normRowsInto(NORM_KERNELS.rmsnorm, [x], [w], out, EPS)).toBe(false);
+    expect(normRowsInto(SETTINGS, NORM_KERNELS.rmsnorm, [x], [w], out, EPS)).toBe(false);
     for (const s of [x, w, out]) s.free();
   });
 });

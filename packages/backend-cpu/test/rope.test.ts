@@ -2,7 +2,7 @@ import type { Shape } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { ropeInto, ropeKernel } from '../src/fused/rope';
 import { CpuStorage } from '../src/storage';
-import { wasmForTests } from './wasm-for-tests';
+import { SETTINGS, wasmForTests } from './wasm-for-tests';
 
 describe.skipIf(!wasmForTests())('RoPE in WebAssembly SIMD matches the JavaScript kernel', () => {
   const cases: [Shape, number][] = [
@@ -17,7 +17,7 @@ describe.skipIf(!wasmForTests())('RoPE in WebAssembly SIMD matches the JavaScrip
       const x = new CpuStorage('f32', n);
       for (let i = 0; i < n; i++) x.values[i] = Math.sin(i * 0.37) * 3;
       const out = new CpuStorage('f32', n);
-      ropeInto(x, shape, offset, 10000, out);
+      ropeInto(SETTINGS, x, shape, offset, 10000, out);
       const want = new Float32Array(n);
       ropeKernel(x.f32, shape, offset, 10000, want);
       let worst = 0;

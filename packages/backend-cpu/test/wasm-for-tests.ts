@@ -1,4 +1,5 @@
 import { type WasmRuntime, wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
+import { cpuKernelSettings } from '../src/wasm/settings';
 
 /**
  * The WebAssembly runtime for a suite of WebAssembly kernel tests. On CI (CI=true) a missing
@@ -13,3 +14,9 @@ export function wasmForTests(): WasmRuntime | undefined {
   console.warn(`skipping WebAssembly kernel tests: ${reason}`);
   return undefined;
 }
+
+/** Kernel settings of the tests: the defaults (WebAssembly on, the host's threads). */
+export const SETTINGS = cpuKernelSettings();
+
+/** Kernel settings that force the JavaScript kernels. */
+export const JS_SETTINGS = cpuKernelSettings({ wasm: false });

@@ -1,3 +1,4 @@
+import { optionalFeatures } from './device-features';
 import { requestedLimits } from './device-limits';
 
 export interface WebGPUBackendOptions {
@@ -17,7 +18,10 @@ function navigatorGpu(): Pick<GPU, 'requestAdapter'> | undefined {
   return navigator.gpu ?? undefined;
 }
 
-/** The device to run on: the one given, or a new one from the adapter with the limits Loom uses raised to the adapter's maximum. */
+/**
+ * The device to run on: the one given, or a new one from the adapter with the limits Loom uses raised to the
+ * adapter's maximum and the optional features (subgroups, shader-f16) it offers.
+ */
 export async function acquireDevice(options: WebGPUBackendOptions): Promise<GPUDevice> {
   if (options.device) return options.device;
   const gpu = options.gpu ?? navigatorGpu();
@@ -28,5 +32,6 @@ export async function acquireDevice(options: WebGPUBackendOptions): Promise<GPUD
   if (!adapter) throw new Error(NO_ADAPTER_MESSAGE);
   const requiredLimits: Record<string, number> = {};
   for (const name of requestedLimits) requiredLimits[name] = adapter.limits[name];
-  return adapter.requestDevice({ requiredLimits });
+  const requiredFeatures = optionalFeatures.filter((name) => adapter.features.has(name));
+  return adapter.requestDevice({ requiredLimits, requiredFeatures });
 }

@@ -1,3 +1,5 @@
+import type { GpuCounters } from './gpu-counters';
+
 /** Smallest buffer the pool hands out, in bytes. */
 const MIN_CLASS_BYTES = 256;
 /** Free buffers kept for reuse at most; beyond this, released buffers are destroyed. */
@@ -27,13 +29,15 @@ interface Pending {
 export class BufferPool {
   readonly #device: GPUDevice;
   readonly #maxBufferSize: number;
+  readonly #counters: GpuCounters;
   readonly #free = new Map<string, GPUBuffer[]>();
   #pending: Pending[] = [];
   #freeBytes = 0;
 
-  constructor(device: GPUDevice, maxBufferSize: number) {
+  constructor(device: GPUDevice, maxBufferSize: number, counters: GpuCounters) {
     this.#device = device;
     this.#maxBufferSize = maxBufferSize;
+    this.#counters = counters;
   }
 
   /** A buffer of at least `bytes` bytes with exactly `usage`. */
@@ -45,6 +49,8 @@ export class BufferPool {
       this.#freeBytes -= reused.size;
       return reused;
     }
+    this.#counters.buffersCreated++;
+    this.#counters.bytesCreated += size;
     return this.#device.createBuffer({ size, usage });
   }
 

@@ -5,6 +5,7 @@ import { geluGrad } from './kernels/gelu-grad';
 import { layernorm } from './kernels/layernorm';
 import { rmsnorm } from './kernels/rmsnorm';
 import { rope } from './kernels/rope';
+import { softcap } from './kernels/softcap';
 import { softmax } from './kernels/softmax';
 import { swiglu } from './kernels/swiglu';
 import type { GpuRuntime } from './runtime';
@@ -25,5 +26,6 @@ export function fusedKernels(rt: GpuRuntime): Partial<FusedKernels> {
     softmaxCrossEntropy: (logits, targets, ignoreIndex) =>
       softmaxCrossEntropy(rt, logits, targets, ignoreIndex),
     geluGrad: (x, grad) => geluGrad(rt, x, grad),
+    softcap: (x, cap) => softcap(rt, x, cap),
   };
 }

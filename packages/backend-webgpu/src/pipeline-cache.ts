@@ -1,3 +1,4 @@
+import type { GpuCounters } from './gpu-counters';
 import { ShaderStage } from './gpu-flags';
 import type { KernelProgram } from './kernel-program';
 
@@ -12,11 +13,14 @@ export interface CachedPipeline {
  */
 export class PipelineCache {
   readonly #device: GPUDevice;
+  readonly #counters: GpuCounters | undefined;
   readonly #pipelines = new Map<string, CachedPipeline>();
   readonly #layouts = new Map<string, { bindGroup: GPUBindGroupLayout; pipeline: GPUPipelineLayout }>();
 
-  constructor(device: GPUDevice) {
+  /** `counters`, when given, counts each pipeline compiled. */
+  constructor(device: GPUDevice, counters?: GpuCounters) {
     this.#device = device;
+    this.#counters = counters;
   }
 
   get size(): number {
@@ -35,6 +39,7 @@ export class PipelineCache {
       layout: layout.pipeline,
       compute: { module, entryPoint: 'main' },
     });
+    if (this.#counters) this.#counters.pipelinesCompiled++;
     const cached = { pipeline, bindGroupLayout: layout.bindGroup };
     this.#pipelines.set(key, cached);
     return cached;

@@ -1,7 +1,9 @@
 import { allocHost, type DataId, type DType, type HostArray } from '@loom/tensor';
 import { BufferPool } from './buffer-pool';
 import { CommandBatch } from './command-batch';
+import { type DeviceFeatures, readFeatures } from './device-features';
 import { type DeviceLimits, readLimits } from './device-limits';
+import { GpuCounters, type GpuCounts } from './gpu-counters';
 import { MapMode, STAGING_USAGE, STORAGE_USAGE } from './gpu-flags';
 import { GpuStorage } from './gpu-storage';
 import type { KernelProgram } from './kernel-program';
@@ -20,10 +22,18 @@ export interface Launch {
   readonly params?: ArrayBuffer;
   /** A count is spread over x and y within the device limits; a triple is dispatched as given. */
   readonly workgroups: number | readonly [number, number, number];
+  /**
+   * Bytes the dispatch reads from its inputs by its geometry, where that is less than they bind (attention
+   * over a preallocated cache reads only the visible keys); counted in `inputBytes` instead of the bound sizes.
+   */
+  readonly readBytes?: number;
 }
 
-/** Counters of a backend's device memory and work, for tests, benchmarks and leak hunting. */
-export interface WebGPUStats {
+/**
+ * Counters of a backend's device memory and work, for tests, benchmarks and leak hunting: the running
+ * totals of `GpuCounts` (subtract two snapshots for per-step figures) and the current memory state.
+ */
+export interface WebGPUStats extends GpuCounts {
   /** Storages the front-end holds. */
   readonly liveCount: number;
   readonly liveBytes: number;
@@ -31,10 +41,8 @@ export interface WebGPUStats {
   readonly pooledBytes: number;
   /** Released buffers waiting for the work that used them to finish. */
   readonly pendingReleases: number;
-  /** Compute pipelines built so far. */
+  /** Compute pipelines cached now. */
   readonly pipelines: number;
-  /** Command buffers submitted so far. */
-  readonly submits: number;
 }
 
 /**
@@ -44,20 +52,24 @@ export interface WebGPUStats {
 export class GpuRuntime {
   readonly device: GPUDevice;
   readonly limits: DeviceLimits;
+  readonly features: DeviceFeatures;
   readonly pool: BufferPool;
   readonly pipelines: PipelineCache;
   readonly batch: CommandBatch;
+  readonly counters = new GpuCounters();
   #liveCount = 0;
   #liveBytes = 0;
   #error: string | undefined;
   #lost: string | undefined;
 
-  constructor(device: GPUDevice) {
+  /** `features` overrides what is detected, to run other kernel paths (see `readFeatures`). */
+  constructor(device: GPUDevice, features: Partial<DeviceFeatures> = {}) {
     this.device = device;
     this.limits = readLimits(device.limits);
-    this.pool = new BufferPool(device, this.limits.maxBufferSize);
-    this.pipelines = new PipelineCache(device);
-    this.batch = new CommandBatch(device, this.pool, this.limits, DISPATCHES_PER_SUBMIT);
+    this.features = readFeatures(device, features);
+    this.pool = new BufferPool(device, this.limits.maxBufferSize, this.counters);
+    this.pipelines = new PipelineCache(device, this.counters);
+    this.batch = new CommandBatch(device, this.pool, this.limits, DISPATCHES_PER_SUBMIT, this.counters);
     device.addEventListener('uncapturederror', (event) => {
       this.#error ??= event.error.message;
     });
@@ -76,12 +88,12 @@ export class GpuRuntime {
 
   stats(): WebGPUStats {
     return {
+      ...this.counters.snapshot(),
       liveCount: this.#liveCount,
       liveBytes: this.#liveBytes,
       pooledBytes: this.pool.freeBytes,
       pendingReleases: this.pool.pendingCount,
       pipelines: this.pipelines.size,
-      submits: this.batch.submits,
     };
   }
 
@@ -106,6 +118,8 @@ export class GpuRuntime {
     const data = values instanceof Float64Array ? Float32Array.from(values) : values;
     if (data.length > 0) {
       this.device.queue.writeBuffer(storage.buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+      this.counters.uploads++;
+      this.counters.bytesUploaded += data.byteLength;
     }
     return storage;
   }
@@ -155,6 +169,8 @@ export class GpuRuntime {
     }));
     if (launch.params) entries.push({ binding: entries.length, resource: this.batch.params(launch.params) });
     const bindGroup = this.device.createBindGroup({ layout: bindGroupLayout, entries });
+    this.counters.bindGroups++;
+    this.counters.inputBytes += launch.readBytes ?? launch.inputs.reduce((sum, s) => sum + s.bindingBytes, 0);
     for (const s of buffers) s.lastUse = this.batch.serial;
     this.batch.dispatch(pipeline, bindGroup, grid);
   }
@@ -164,7 +180,10 @@ export class GpuRuntime {
     this.batch.submit();
   }
 
-  /** Copies storage to a staging buffer, submits, and maps it once the queue gets there. */
+  /**
+   * Copies storage to a staging buffer and maps it once the queue gets there. The submit waits for the
+   * end of the current microtask, so reads started together go out in one command buffer.
+   */
   async read(storage: GpuStorage): Promise<HostArray> {
     const { bytes, dtype } = storage;
     if (bytes === 0) {
@@ -174,8 +193,9 @@ export class GpuRuntime {
     const staging = this.pool.acquire(bytes, STAGING_USAGE);
     this.batch.reserve(0);
     this.batch.copy(storage.buffer, staging, bytes);
-    storage.lastUse = this.batch.serial;
-    const serial = this.batch.submit();
+    const serial = this.batch.serial;
+    storage.lastUse = serial;
+    await this.batch.submitSoon();
     try {
       await staging.mapAsync(MapMode.READ, 0, bytes);
     } catch (err) {
@@ -184,6 +204,10 @@ export class GpuRuntime {
     }
     const copy = staging.getMappedRange(0, bytes).slice(0);
     staging.unmap();
+    this.counters.readbacks++;
+    this.counters.bytesRead += bytes;
+    // The mapping means the queue finished this batch (and every one before it).
+    this.batch.completedThrough(serial);
     this.pool.release(staging, serial, serial);
     this.#throwIfFailed();
     return dtype === 'f32' ? new Float32Array(copy) : new Int32Array(copy);

@@ -15,6 +15,7 @@ import type {
   UnaryOp,
 } from '@loom/tensor';
 import { acquireDevice, type WebGPUBackendOptions } from './acquire-device';
+import type { DeviceFeatures } from './device-features';
 import type { DeviceLimits } from './device-limits';
 import { fusedKernels } from './fused-kernels';
 import { arange } from './kernels/arange';
@@ -57,12 +58,21 @@ export class WebGPUBackend implements Backend {
     return this.#rt.device;
   }
 
+  /** The optional features the kernels use (subgroups, shader-f16), as the device has them. */
+  get features(): DeviceFeatures {
+    return this.#rt.features;
+  }
+
   /** The limits the kernels were sized for. */
   get limits(): DeviceLimits {
     return this.#rt.limits;
   }
 
-  /** Memory and work counters (live storages, pooled and pending buffers, pipelines, submits). */
+  /**
+   * Memory and work counters: running totals of dispatches, command buffers, buffers created, bytes uploaded
+   * and read back, pipelines compiled (subtract two snapshots for per-step figures), and the live, pooled and
+   * pending memory now.
+   */
   stats(): WebGPUStats {
     return this.#rt.stats();
   }

@@ -40,3 +40,14 @@ export async function requireNodeBackend(): Promise<WebGPUBackend> {
   if (!backend) throw new Error(NO_ADAPTER_MESSAGE);
   return backend;
 }
+
+/**
+ * A second backend on a device requested with no optional features (no subgroups, no shader-f16), so the
+ * kernels' plain paths run too; undefined when there is no adapter (as `nodeBackend` decides).
+ */
+export async function plainNodeBackend(): Promise<WebGPUBackend | undefined> {
+  if (!(await nodeBackend())) return undefined;
+  const adapter = await gpu.requestAdapter();
+  if (!adapter) throw new Error(NO_ADAPTER_MESSAGE);
+  return WebGPUBackend.create({ device: await adapter.requestDevice() });
+}

@@ -10,8 +10,8 @@ export interface OpCase {
   /** Builds the result from the uploaded inputs; the backend is given for creation ops. */
   readonly run: (inputs: Tensor[], backend: Backend) => Tensor;
   readonly tol: Tolerance;
-  /** Also compare the fused kernel with its composite on the tested backend. */
-  readonly fused?: boolean;
+  /** A fused op's composite path: also run on the tested backend and compared with `run`. */
+  readonly composite?: (inputs: Tensor[], backend: Backend) => Tensor;
 }
 
 /** The cases of one op; each group becomes one test. */

@@ -26,8 +26,8 @@ function describeGroup(group: OpGroup, getBackend: () => Backend, reference: Bac
       );
       expect(actual.leakedCount, `${c.name}: live tensors after disposing the result`).toBe(0);
       expect(actual.leakedBytes, `${c.name}: live bytes after disposing the result`).toBe(0);
-      if (c.fused) {
-        const composite = await runCase(backend, c, seed, true);
+      if (c.composite) {
+        const composite = await runCase(backend, c, seed, 'composite');
         expect(firstMismatch(actual.values, composite.values, c.tol), `${c.name}: fused vs composite`).toBe(
           undefined,
         );

@@ -1,27 +1,6 @@
-import {
-  type Backend,
-  type DType,
-  normalAt,
-  type Shape,
-  sizeOf,
-  type Tensor,
-  tensor,
-  uniformAt,
-} from '@loom/tensor';
+import { type Backend, type InputSpec, normalAt, sizeOf, type Tensor, tensor, uniformAt } from '@loom/tensor';
 
-/** How the values of a generated input are drawn. */
-export type Distribution =
-  | { readonly kind: 'normal'; readonly scale?: number }
-  | { readonly kind: 'positive' }
-  | { readonly kind: 'uniform'; readonly low: number; readonly high: number }
-  | { readonly kind: 'ints'; readonly low: number; readonly high: number };
-
-/** One input of a conformance case: its shape, dtype and distribution. */
-export interface InputSpec {
-  readonly shape: Shape;
-  readonly dtype?: DType;
-  readonly dist?: Distribution;
-}
+export type { Distribution, InputSpec } from '@loom/tensor';
 
 /** Seeded host values for an input; the same seed gives the same values everywhere. */
 export function hostValues(spec: InputSpec, seed: number): Float32Array | Int32Array {

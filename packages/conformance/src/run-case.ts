@@ -1,4 +1,4 @@
-import { type Backend, type DType, type HostArray, type Shape, withComposites } from '@loom/tensor';
+import type { Backend, DType, HostArray, Shape } from '@loom/tensor';
 import type { OpCase } from './case';
 import { makeInputs } from './inputs';
 
@@ -13,19 +13,21 @@ export interface CaseResult {
 }
 
 /**
- * Uploads the case's inputs, runs it (composite path when `composite`), reads the result and
+ * Uploads the case's inputs, runs it (its composite path when `path` is 'composite'), reads the result and
  * disposes everything, measuring what stays alive on the backend.
  */
 export async function runCase(
   backend: Backend,
   c: OpCase,
   seed: number,
-  composite = false,
+  path: 'run' | 'composite' = 'run',
 ): Promise<CaseResult> {
+  const run = path === 'composite' ? c.composite : c.run;
+  if (run === undefined) throw new Error(`conformance: ${c.name} has no composite path`);
   const inputs = makeInputs(backend, c.inputs, seed);
   const count = backend.liveCount();
   const bytes = backend.liveBytes();
-  const out = composite ? withComposites(() => c.run(inputs, backend)) : c.run(inputs, backend);
+  const out = run(inputs, backend);
   const values = await out.data();
   const { shape, dtype } = out;
   out.dispose();

@@ -1,19 +1,16 @@
-/** Allowed difference |actual - expected| <= atol + rtol * |expected|. */
-export interface Tolerance {
-  readonly atol: number;
-  readonly rtol: number;
-}
+import type { Tolerance } from '@loom/tensor';
+
+/** Allowed difference |actual - expected| <= atol + rtol * |expected| (declared with the fused ops' cases). */
+export type { Tolerance } from '@loom/tensor';
+/** Elementwise arithmetic and simple transcendental functions; reductions and normalisations. */
+export { ELEMENTWISE, REDUCTION } from '@loom/tensor';
 
 /** Integer results and data movement must match exactly. */
 export const EXACT: Tolerance = { atol: 0, rtol: 0 };
-/** Elementwise arithmetic and simple transcendental functions. */
-export const ELEMENTWISE: Tolerance = { atol: 1e-5, rtol: 1e-4 };
 /**
  * sin and cos: WGSL allows an absolute error of 2^-11 on [-pi, pi]; GPU drivers use it.
  */
 export const TRIG: Tolerance = { atol: 1e-3, rtol: 0 };
-/** Reductions and normalisations: f32 sums in a different order. */
-export const REDUCTION: Tolerance = { atol: 1e-4, rtol: 1e-4 };
 
 /** Matrix products: error grows with the inner dimension k. */
 export function matmulTolerance(k: number): Tolerance {

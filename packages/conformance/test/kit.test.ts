@@ -1,3 +1,4 @@
+import { type AnyFusedOp, fusedOps } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { allGroups, EXACT, firstMismatch, hostValues, REDUCTION } from '../src/index';
 
@@ -31,5 +32,18 @@ describe('conformance kit', () => {
       .join(' ')
       .split(' ');
     expect(required.filter((op) => !ops.has(op))).toEqual([]);
+  });
+
+  it('checks every op of the fused-op table, each case with one input per tensor input', () => {
+    const groups = new Map(allGroups.map((g) => [g.op, g]));
+    for (const op of Object.values(fusedOps) as AnyFusedOp[]) {
+      const group = groups.get(op.name);
+      expect(group?.cases.length, `${op.name}: cases in the kit`).toBe(op.cases.length);
+      expect(
+        group?.cases.filter((c) => c.composite === undefined).length,
+        `${op.name}: composite paths`,
+      ).toBe(0);
+      for (const c of op.cases) expect(c.inputs.length, `${op.name} ${c.label}`).toBe(op.inputs.length);
+    }
   });
 });

@@ -1,5 +1,6 @@
 import type { DType, HostArray } from './dtype';
-import type { BinaryOp, CompareOp, RandomKind, ReduceOp, UnaryOp } from './ops';
+import type { FusedKernels } from './ops/table';
+import type { BinaryOp, CompareOp, RandomKind, ReduceOp, UnaryOp } from './primitive-ops';
 import type { Shape } from './shape';
 
 /**
@@ -42,62 +43,6 @@ export interface MatmulSpec {
   readonly transB: boolean;
   readonly aBatchStride: number;
   readonly bBatchStride: number;
-}
-
-/** Options of scaled dot-product attention. */
-export interface AttentionSpec {
-  /** Mask keys after each query's position. */
-  readonly causal: boolean;
-  /** Position of the first query among the keys (keys already in a cache); query t sees keys s <= offset + t. */
-  readonly offset: number;
-  /** Multiplier of the scores, usually 1/sqrt(headDim). */
-  readonly scale: number;
-}
-
-/** One AdamW update: bias corrections c1 = 1 - beta1^t and c2 = 1 - beta2^t are precomputed. */
-export interface AdamWSpec {
-  readonly lr: number;
-  readonly beta1: number;
-  readonly beta2: number;
-  readonly eps: number;
-  /** Decoupled weight decay applied to this parameter (0 for norms and biases). */
-  readonly weightDecay: number;
-  readonly c1: number;
-  readonly c2: number;
-}
-
-/**
- * Optional fused kernels. Each returns storage for a new tensor whose shape the front-end
- * already knows; a missing kernel falls back to the composite made of primitives.
- */
-export interface FusedKernels {
-  /** x [..., d] * rsqrt(mean(x^2) + eps) * weight [d]. */
-  rmsnorm(x: TensorInfo, weight: TensorInfo, eps: number): DataId;
-  /** (x - mean) * rsqrt(var + eps) * weight + bias, over the last axis. */
-  layernorm(x: TensorInfo, weight: TensorInfo, bias: TensorInfo, eps: number): DataId;
-  /** Rotates pairs (2i, 2i+1) of x [B, T, H, headDim] by (offset + t) * theta^(-2i/headDim). */
-  rope(x: TensorInfo, offset: number, theta: number): DataId;
-  /** q [B, T, H, hd], k and v [B, S, Hkv, hd] with Hkv dividing H; result [B, T, H, hd]. */
-  attention(q: TensorInfo, k: TensorInfo, v: TensorInfo, spec: AttentionSpec): DataId;
-  /** silu(gate) * up, elementwise. */
-  swiglu(gate: TensorInfo, up: TensorInfo): DataId;
-  /** Softmax over the last axis. */
-  softmax(x: TensorInfo): DataId;
-  /** Log-softmax over the last axis. */
-  logSoftmax(x: TensorInfo): DataId;
-  /** Mean over rows whose target is not `ignoreIndex` of -log softmax(logits [N, V])[target]; a scalar. */
-  softmaxCrossEntropy(logits: TensorInfo, targets: TensorInfo, ignoreIndex: number): DataId;
-  /** grad * gelu'(x) for the tanh approximation: the backward pass of gelu in one kernel. */
-  geluGrad(x: TensorInfo, grad: TensorInfo): DataId;
-  /** The input gradient of rmsnorm(x, weight, eps) given the output gradient `grad`. */
-  rmsnormGrad(x: TensorInfo, weight: TensorInfo, grad: TensorInfo, eps: number): DataId;
-  /** The input gradient of layernorm(x, weight, bias, eps) given the output gradient `grad`. */
-  layernormGrad(x: TensorInfo, weight: TensorInfo, grad: TensorInfo, eps: number): DataId;
-  /**
-   * In place: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g²;
-   * p = p (1 - lr wd) - lr (m / c1) / (sqrt(v / c2) + eps).
-   */
-  adamw(param: TensorInfo, grad: TensorInfo, m: TensorInfo, v: TensorInfo, spec: AdamWSpec): void;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { assertDType, assertSameDType, type DType } from './dtype';
 import { sameBackend } from './guards';
-import type { BinaryOp, CompareOp, UnaryOp } from './ops';
+import type { BinaryOp, CompareOp, UnaryOp } from './primitive-ops';
 import { broadcastShapes } from './shape';
 import { type Operand, Tensor } from './tensor';
 

@@ -1,35 +1,9 @@
-export type {
-  AdamWSpec,
-  AttentionSpec,
-  Backend,
-  DataId,
-  FusedKernels,
-  MatmulSpec,
-  ReduceDims,
-  TensorInfo,
-} from './backend';
-export * as composite from './composite';
+export type { Backend, DataId, MatmulSpec, ReduceDims, TensorInfo } from './backend';
 export type { CreateOptions, NestedNumbers, RandomOptions } from './creation';
 export { arange, full, ones, rand, randn, tensor, toBackend, zeros } from './creation';
-export { withComposites } from './dispatch';
 export type { DType, HostArray } from './dtype';
 export { allocHost, bytesPerElement } from './dtype';
 export * from './elementwise';
-export type { AttentionOptions, RopeOptions } from './fused';
-export {
-  adamw,
-  attention,
-  geluGrad,
-  layernorm,
-  layernormGrad,
-  logSoftmax,
-  rmsnorm,
-  rmsnormGrad,
-  rope,
-  softmax,
-  softmaxCrossEntropy,
-  swiglu,
-} from './fused';
 export { gather, scatterAdd } from './indexing';
 export type { MatmulOptions } from './matmul';
 export { matmul } from './matmul';
@@ -46,8 +20,42 @@ export {
   unsqueeze,
   writeSlice,
 } from './movement';
-export type { BinaryOp, CompareOp, RandomKind, ReduceOp, UnaryOp } from './ops';
-export { binaryOps, compareOps, unaryOps } from './ops';
+export type { AdamWSpec } from './ops/adamw';
+export { adamw } from './ops/adamw';
+export type { AttentionOptions, AttentionSpec } from './ops/attention';
+export { attention } from './ops/attention';
+export type { Distribution, FusedCase, FusedCases, InputSpec, Tolerance } from './ops/case';
+export { ELEMENTWISE, REDUCTION } from './ops/case';
+export type { FusedPath } from './ops/dispatch';
+export { kernelOf, runFused, runFusedInPlace } from './ops/dispatch';
+export { geluGrad } from './ops/gelu-grad';
+export { layernorm } from './ops/layernorm';
+export { layernormGrad } from './ops/layernorm-grad';
+export { logSoftmax } from './ops/log-softmax';
+export type {
+  AnyFusedOp,
+  BackwardArgs,
+  FusedOp,
+  Gradient,
+  InfosOf,
+  InPlaceOp,
+  InputNames,
+  KernelOf,
+  TensorsOf,
+} from './ops/op';
+export { fusedOp, inPlaceOp } from './ops/op';
+export { rmsnorm } from './ops/rmsnorm';
+export { rmsnormGrad } from './ops/rmsnorm-grad';
+export type { RopeOptions } from './ops/rope';
+export { rope } from './ops/rope';
+export { softcap } from './ops/softcap';
+export { softmax } from './ops/softmax';
+export { softmaxCrossEntropy } from './ops/softmax-cross-entropy';
+export { swiglu } from './ops/swiglu';
+export type { FusedKernels, FusedOpName } from './ops/table';
+export { fusedOps } from './ops/table';
+export type { BinaryOp, CompareOp, RandomKind, ReduceOp, UnaryOp } from './primitive-ops';
+export { binaryOps, compareOps, unaryOps } from './primitive-ops';
 export { mix32, normalAt, RANDOM_MIX_1, RANDOM_MIX_2, uniformAt } from './random';
 export { argmax, max, mean, sum } from './reduce';
 export { getBackend, setBackend } from './registry';

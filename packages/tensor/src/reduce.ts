@@ -2,7 +2,7 @@ import type { ReduceDims } from './backend';
 import { assertDType } from './dtype';
 import { mul } from './elementwise';
 import { permute } from './movement';
-import type { ReduceOp } from './ops';
+import type { ReduceOp } from './primitive-ops';
 import { normalizeAxes, normalizeAxis, sizeOf } from './shape';
 import { Tensor } from './tensor';
 

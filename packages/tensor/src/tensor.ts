@@ -1,10 +1,11 @@
 import type { Backend, DataId, TensorInfo } from './backend';
 import { bytesPerElement, type DType, type HostArray } from './dtype';
 import * as el from './elementwise';
-import * as fu from './fused';
 import * as ix from './indexing';
 import * as mm from './matmul';
 import * as mv from './movement';
+import { logSoftmax } from './ops/log-softmax';
+import { softmax } from './ops/softmax';
 import * as rd from './reduce';
 import { track } from './scope';
 import { type Shape, showShape, sizeOf } from './shape';
@@ -232,10 +233,10 @@ export class Tensor {
     return rd.argmax(this, axis, keepDims);
   }
   softmax(axis = -1): Tensor {
-    return fu.softmax(this, axis);
+    return softmax(this, axis);
   }
   logSoftmax(axis = -1): Tensor {
-    return fu.logSoftmax(this, axis);
+    return logSoftmax(this, axis);
   }
   matmul(b: Tensor, options?: mm.MatmulOptions): Tensor {
     return mm.matmul(this, b, options);

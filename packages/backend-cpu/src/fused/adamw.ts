@@ -1,14 +1,16 @@
 import type { AdamWSpec } from '@loom/tensor';
 import type { FloatArray } from '../precision';
 import type { CpuStorage } from '../storage';
-import { f32Bits, runVectorised } from '../vectorised';
+import { runVectorised } from '../vectorised';
 import { ADAMW_KERNEL } from '../wasm/adamw-kernel';
+import type { CpuKernelSettings } from '../wasm/settings';
 
 /**
  * AdamW in place: the WebAssembly SIMD kernel (f32 arithmetic) over the first n - n % 4
  * elements when all four storages live in the heap, the JavaScript kernel for the rest.
  */
 export function adamwInPlace(
+  settings: CpuKernelSettings,
   p: CpuStorage,
   g: CpuStorage,
   m: CpuStorage,
@@ -17,7 +19,7 @@ export function adamwInPlace(
 ): void {
   const { lr, beta1, beta2, eps, weightDecay, c1, c2 } = spec;
   const constants = [beta1, 1 - beta1, beta2, 1 - beta2, 1 - lr * weightDecay, lr / c1, 1 / c2, eps];
-  const done = runVectorised(ADAMW_KERNEL, [p, g, m, v], p.length, constants.map(f32Bits));
+  const done = runVectorised(settings, ADAMW_KERNEL, [p, g, m, v], p.length, constants);
   const [pv, gv, mv, vv] = [p, g, m, v].map((s) => s.f32.subarray(done));
   if (pv.length > 0) adamwKernel(pv, gv, mv, vv, spec);
 }

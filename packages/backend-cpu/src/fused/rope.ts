@@ -2,9 +2,9 @@ import type { Shape } from '@loom/tensor';
 import type { FloatArray } from '../precision';
 import { CpuStorage } from '../storage';
 import { forkJoin } from '../threads/fork-join';
+import type { KernelArgs } from '../wasm/kernels';
 import { ROPE_KERNEL } from '../wasm/rope-kernel';
-import { wasmRuntime } from '../wasm/runtime';
-import { cpuKernelSettings } from '../wasm/settings';
+import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 
 /** Estimated cost of one rotated element of the WebAssembly kernel, in microseconds. */
 const MICROS_PER_ELEMENT = 0.0005;
@@ -39,9 +39,16 @@ function ropeTables(
  * RoPE in the WebAssembly SIMD kernel (batches split across threads) when x and out live in the
  * heap and hd is a multiple of 4, else `ropeKernel`. Same tables, so the same values.
  */
-export function ropeInto(x: CpuStorage, shape: Shape, offset: number, theta: number, out: CpuStorage): void {
+export function ropeInto(
+  settings: CpuKernelSettings,
+  x: CpuStorage,
+  shape: Shape,
+  offset: number,
+  theta: number,
+  out: CpuStorage,
+): void {
   const [b, t, h, hd] = shape;
-  const runtime = cpuKernelSettings().wasm ? wasmRuntime() : undefined;
+  const runtime = kernelRuntime(settings);
   const [xAddress, outAddress] = [x.address, out.address];
   if (!runtime || xAddress === undefined || outAddress === undefined || hd % 4 !== 0 || x.length === 0) {
     ropeKernel(x.f32, shape, offset, theta, out.f32);
@@ -65,9 +72,9 @@ export function ropeInto(x: CpuStorage, shape: Shape, offset: number, theta: num
       sv[2 * k + 1] = sin[k];
     }
     const batchBytes = 4 * t * h * hd;
-    forkJoin(runtime, ROPE_KERNEL, x.length * MICROS_PER_ELEMENT, (threads) => {
+    forkJoin(runtime, settings.threads, ROPE_KERNEL, x.length * MICROS_PER_ELEMENT, (threads) => {
       const per = Math.ceil(b / Math.min(b, 2 * threads));
-      const chunks: number[][] = [];
+      const chunks: KernelArgs<typeof ROPE_KERNEL>[] = [];
       for (let start = 0; start < b; start += per) {
         const count = Math.min(per, b - start);
         const offsetBytes = start * batchBytes;

@@ -1,6 +1,7 @@
+import { paramKinds } from '../wasm/kernels';
 import type { KernelName, WasmRuntime } from '../wasm/runtime';
-import { cpuKernelSettings } from '../wasm/settings';
 import { MAX_CHUNKS } from './control';
+import { untypedKernel } from './pool';
 import { threadPool } from './shared-pool';
 
 /** Work estimated below this many microseconds stays on the calling thread: a handoff to a spinning worker costs about 1-3. */
@@ -19,17 +20,18 @@ let lastSplitEnd = Number.NEGATIVE_INFINITY;
 
 /**
  * Runs `kernel` once per argument list of `chunksFor(threads)`, on the calling thread and on
- * the ready workers of the pool, and returns when all are done. `micros` estimates the whole
+ * the ready workers of the pool (`threads` threads at most, the calling one included), and
+ * returns when all are done. `micros` estimates the whole
  * job; short jobs run on the calling thread alone (`chunksFor(1)`), as do jobs of more chunks
  * than the pool's job block holds.
  */
 export function forkJoin(
   runtime: WasmRuntime,
+  threads: number,
   kernel: KernelName,
   micros: number,
   chunksFor: (threads: number) => readonly (readonly number[])[],
 ): void {
-  const { threads } = cpuKernelSettings();
   const pool = micros >= PARALLEL_MIN_MICROS ? threadPool(runtime, threads) : undefined;
   const workers = pool ? pool.readyCount(threads - 1) : 0;
   const chunks = chunksFor(1 + workers);
@@ -39,6 +41,12 @@ export function forkJoin(
     lastSplitEnd = performance.now();
     return;
   }
-  const run = runtime.kernels[kernel];
-  for (const chunk of chunks) run(...chunk, runtime.work.offset);
+  const arity = paramKinds(kernel).length;
+  const run = untypedKernel(runtime, kernel);
+  for (const chunk of chunks) {
+    if (chunk.length !== arity) {
+      throw new Error(`forkJoin: kernel ${kernel} takes ${arity} arguments, a chunk has ${chunk.length}`);
+    }
+    run(...chunk, runtime.work.offset);
+  }
 }

@@ -1,7 +1,6 @@
-import type { Worker } from 'node:worker_threads';
-import { gemmLayout } from '../wasm/gemm-kernel';
-import { GEMM_CONFIG } from '../wasm/kernel-module';
-import { KERNEL_NAMES, type KernelName, type WasmRuntime } from '../wasm/runtime';
+import { GEMM_CONFIG, gemmLayout } from '../wasm/gemm-kernel';
+import { paramKinds } from '../wasm/kernels';
+import { f32Bits, KERNEL_NAMES, type KernelName, type WasmRuntime } from '../wasm/runtime';
 import {
   JOB_BLOCK_BYTES,
   JobSlot,
@@ -12,11 +11,11 @@ import {
   WorkerReady,
   WorkerSlot,
 } from './control';
-import { workerSource } from './worker-source';
+import type { SpawnedWorker, WorkerSpawner } from './spawner';
 
 /**
- * A kernel call cut into chunks (argument lists) that threads claim one at a time. The
- * running thread appends its own work area as the last argument.
+ * A kernel call cut into chunks (argument lists, f32 parameters as their values) that threads
+ * claim one at a time. The running thread appends its own work area as the last argument.
  */
 export interface Job {
   readonly kernel: KernelName;
@@ -32,7 +31,7 @@ const WORKER_SPIN = 100_000;
 const MAIN_SPIN = 20_000;
 
 interface KernelWorker {
-  readonly worker: Worker;
+  readonly worker: SpawnedWorker;
   /** The worker's control block (WorkerSlot). */
   readonly slots: Int32Array;
 }
@@ -41,8 +40,9 @@ interface KernelWorker {
  * Worker threads that run kernels on the shared WebAssembly memory, for a synchronous
  * fork-join from the main thread. `run` posts a job to the ready workers and claims chunks
  * itself; a worker that has not started by the time the chunks are gone (busy machine,
- * asleep) is cancelled instead of waited for. Node only (worker_threads); workers never keep
- * the process alive.
+ * asleep) is cancelled instead of waited for. The spawner starts the workers: Node's worker_threads
+ * (which never keep the process alive) or a browser's Web Workers. The calling thread blocks in
+ * `Atomics.wait` while the last chunks finish, so it must be one allowed to (Node, a Web Worker).
  */
 export class ThreadPool {
   readonly #workers: KernelWorker[] = [];
@@ -52,7 +52,7 @@ export class ThreadPool {
 
   constructor(
     private readonly runtime: WasmRuntime,
-    private readonly workerThreads: typeof import('node:worker_threads'),
+    private readonly spawner: WorkerSpawner,
   ) {
     const job = runtime.heap.alloc(JOB_BLOCK_BYTES);
     if (!job) throw new Error('thread pool: WebAssembly memory is full, cannot allocate the job block');
@@ -68,10 +68,14 @@ export class ThreadPool {
       const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
       if (!control || !work)
         throw new Error('thread pool: WebAssembly memory is full, cannot start a worker');
-      const worker = new this.workerThreads.Worker(workerSource(), {
-        eval: true,
-        execArgv: [],
-        workerData: {
+      let started: () => void = () => {};
+      this.#ready.push(
+        new Promise<void>((resolve) => {
+          started = resolve;
+        }),
+      );
+      const worker = this.spawner.spawn(
+        {
           module,
           memory: heap.memory,
           control: control.offset,
@@ -80,21 +84,11 @@ export class ThreadPool {
           kernelNames: KERNEL_NAMES,
           spin: WORKER_SPIN,
         },
-      });
-      this.#ready.push(
-        new Promise<void>((resolve) => {
-          worker.on('message', (message: { ready?: boolean; error?: string }) => {
-            if (message.error) console.error(`matmul worker: ${message.error}`);
-            resolve();
-          });
-          worker.on('error', (error) => {
-            console.error(`matmul worker failed: ${error.message}`);
-            resolve();
-          });
-        }),
+        (message) => {
+          if ('error' in message) console.error(`matmul worker failed: ${message.error}`);
+          started();
+        },
       );
-      // After the listeners, which would otherwise keep the process alive.
-      worker.unref();
       this.#workers.push({
         worker,
         slots: new Int32Array(heap.memory.buffer, control.offset, WORKER_BLOCK_BYTES / 4),
@@ -105,9 +99,9 @@ export class ThreadPool {
   /** Resolves once every started worker is ready (or failed); gives the number ready. */
   async whenReady(): Promise<number> {
     // Keep the process alive while waiting, then let it exit with idle workers again.
-    for (const w of this.#workers) w.worker.ref();
+    for (const w of this.#workers) w.worker.keepAlive(true);
     await Promise.all(this.#ready);
-    for (const w of this.#workers) w.worker.unref();
+    for (const w of this.#workers) w.worker.keepAlive(false);
     return this.#readyWorkers(this.#workers.length).length;
   }
 
@@ -127,13 +121,23 @@ export class ThreadPool {
     if (chunks.length > MAX_CHUNKS || argc + 1 > MAX_ARGS || chunks.some((c) => c.length !== argc)) {
       throw new Error(`thread pool: ${chunks.length} chunks of ${argc} arguments do not fit the job block`);
     }
+    const kinds = paramKinds(job.kernel);
+    if (kinds.length !== argc) {
+      throw new Error(
+        `thread pool: kernel ${job.kernel} takes ${kinds.length} arguments, its chunks have ${argc}`,
+      );
+    }
     const slots = this.#job;
     slots[JobSlot.count] = chunks.length;
     slots[JobSlot.kernel] = KERNEL_NAMES.indexOf(job.kernel);
     slots[JobSlot.argc] = argc;
     slots[JobSlot.failed] = 0;
+    // The workers call the raw exports, which take an f32 parameter as its bits.
     chunks.forEach((chunk, i) => {
-      slots.set(chunk, JobSlot.table + i * argc);
+      slots.set(
+        chunk.map((value, p) => (kinds[p] === 'f32' ? f32Bits(value) : value)),
+        JobSlot.table + i * argc,
+      );
     });
     Atomics.store(slots, JobSlot.next, 0);
     const workers = this.#readyWorkers(maxWorkers);
@@ -141,7 +145,7 @@ export class ThreadPool {
       Atomics.store(w.slots, WorkerSlot.state, JobState.posted);
       if (wake && Atomics.load(w.slots, WorkerSlot.sleeping) === 1) Atomics.notify(w.slots, WorkerSlot.state);
     }
-    const kernel = this.runtime.kernels[job.kernel];
+    const kernel = untypedKernel(this.runtime, job.kernel);
     const work = this.runtime.work.offset;
     try {
       for (;;) {
@@ -180,8 +184,11 @@ function join(w: KernelWorker): void {
   }
 }
 
-/** The worker_threads module where the host is Node (or compatible), else undefined. */
-export function nodeWorkerThreads(): typeof import('node:worker_threads') | undefined {
-  if (typeof process === 'undefined' || typeof process.getBuiltinModule !== 'function') return undefined;
-  return process.getBuiltinModule('node:worker_threads');
+/**
+ * Kernel `name` of `runtime` called with a run-time argument list (a chunk), which the caller has
+ * checked against the kernel's parameters.
+ */
+export function untypedKernel(runtime: WasmRuntime, name: KernelName): (...args: number[]) => void {
+  // Every kernel is a function of numbers; only the tuple of its arguments is lost here.
+  return runtime.kernels[name] as (...args: number[]) => void;
 }

@@ -1,16 +1,28 @@
 import { JOB_BLOCK_BYTES, JobSlot, JobState, WORKER_BLOCK_BYTES, WorkerReady, WorkerSlot } from './control';
 
+/** How the worker script gets its start-up data and reports back. */
+const PRELUDES = {
+  /** Node: a CommonJS script for `new Worker(code, { eval: true })`, its data in workerData. */
+  node: `const { parentPort, workerData } = require('node:worker_threads');
+start(workerData, (message) => parentPort.postMessage(message));`,
+  /** Browser: a classic Web Worker script, its data in the first message. */
+  browser: `self.onmessage = (event) => {
+  self.onmessage = null;
+  start(event.data, (message) => self.postMessage(message));
+};`,
+} as const;
+
 /**
- * The JavaScript source of a kernel worker (a CommonJS script for `new Worker(code, { eval: true })`,
- * so no TypeScript loader is needed). Its workerData holds the compiled kernel module, the
+ * The JavaScript source of a kernel worker for `host` (plain JavaScript, so no TypeScript loader or
+ * bundler is needed). Its start-up data (KernelWorkerData) holds the compiled kernel module, the
  * shared memory, the addresses of its control block, of the job block and of its gemm work
  * area, the kernel names and how many polls to spin before sleeping. It serves jobs forever: claim a posted job, then
  * claim and run chunks until none is left, then go idle.
  */
-export function workerSource(): string {
+export function workerSource(host: keyof typeof PRELUDES): string {
   return `'use strict';
-const { parentPort, workerData } = require('node:worker_threads');
-const { module, memory, control, job, work, kernelNames, spin } = workerData;
+${PRELUDES[host]}
+function start({ module, memory, control, job, work, kernelNames, spin }, post) {
 const own = new Int32Array(memory.buffer, control, ${WORKER_BLOCK_BYTES / 4});
 const shared = new Int32Array(memory.buffer, job, ${JOB_BLOCK_BYTES / 4});
 function runChunks(kernels) {
@@ -28,7 +40,7 @@ function runChunks(kernels) {
       kernel(...args);
     } catch (error) {
       Atomics.store(shared, ${JobSlot.failed}, 1);
-      parentPort.postMessage({ error: String(error) });
+      post({ error: String(error) });
     }
   }
 }
@@ -54,12 +66,13 @@ try {
   kernels = kernelNames.map((name) => instance.exports[name]);
 } catch (error) {
   Atomics.store(own, ${WorkerSlot.ready}, ${WorkerReady.failed});
-  parentPort.postMessage({ error: String(error) });
+  post({ error: String(error) });
 }
 if (kernels) {
   Atomics.store(own, ${WorkerSlot.ready}, ${WorkerReady.ready});
-  parentPort.postMessage({ ready: true });
+  post({ ready: true });
   serve(kernels);
+}
 }
 `;
 }

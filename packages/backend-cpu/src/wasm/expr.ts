@@ -164,3 +164,21 @@ export const v128Zero: Expr = expr((code) => {
   writeUnsigned(code, SIMD_V128_CONST);
   for (let i = 0; i < 16; i++) code.push(0);
 });
+
+/** i32 a + b. */
+const iadd = (a: Operand, b: Operand): Expr => op('i32.add', a, b);
+/** i32 a - b. */
+const isub = (a: Operand, b: Operand): Expr => op('i32.sub', a, b);
+/** i32 a · b. */
+const imul = (a: Operand, b: Operand): Expr => op('i32.mul', a, b);
+/** The smaller of two signed i32 (both operands are emitted twice). */
+const imin = (a: Operand, b: Operand): Expr => op('select', a, b, op('i32.lt_s', a, b));
+/** The byte length of `elements` 4-byte elements (elements << 2). */
+const bytes = (elements: Operand): Expr => op('i32.shl', elements, 2);
+/** f32 a + b. */
+const fadd = (a: Operand, b: Operand): Expr => op('f32.add', a, b);
+/** f32 a · b. */
+const fmul = (a: Operand, b: Operand): Expr => op('f32.mul', a, b);
+
+/** The scalar shorthands the kernels share: i32 add, sub, mul, min and bytes (elements << 2); f32 fadd and fmul. */
+export const scalar = { add: iadd, sub: isub, mul: imul, min: imin, bytes, fadd, fmul } as const;

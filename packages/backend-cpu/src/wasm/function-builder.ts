@@ -1,14 +1,11 @@
 import { emitMemarg, emitOperand, type Local, type Operand, op } from './expr';
 import { writeUnsigned } from './leb128';
-import { Control, MemOp, SIMD_PREFIX, SimdMemOp, type ValType, Var } from './opcodes';
+import { Control, EMPTY_BLOCK_TYPE, MemOp, SIMD_PREFIX, SimdMemOp, type ValType, Var } from './opcodes';
 
 /** A branch target: the block or loop it was created for. */
 export interface Label {
   readonly depth: number;
 }
-
-const EMPTY_BLOCK_TYPE = 0x40;
-const CALL = 0x10;
 
 /**
  * Builds the body of one WebAssembly function (with no results) from structured statements;
@@ -63,7 +60,7 @@ export class FunctionBuilder {
   /** Calls function `index` of the module with `args`; the callee returns nothing. */
   call(index: number, ...args: Operand[]): void {
     for (const a of args) emitOperand(this.#code, a);
-    this.#code.push(CALL);
+    this.#code.push(Control.call);
     writeUnsigned(this.#code, index);
   }
 

@@ -1,47 +1,27 @@
 import {
-  type KernelFeatures,
   type Local,
   lane,
   load,
   mulAdd,
   type Operand,
   op,
+  scalar,
   shuffle32,
   simd,
   simdLoad,
   v128Zero,
 } from './expr';
 import type { FunctionBuilder } from './function-builder';
-import type { ModuleBuilder } from './module-builder';
+import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 
-/**
- * Parameters of the exported `gemm_few_t`, in order (pointers and steps in bytes, sizes and
- * `ldo`, the output's row stride, in elements).
- */
-export const GEMM_FEW_T_PARAMS = [
-  'batch',
-  'aStep',
-  'wStep',
-  'oStep',
-  'm',
-  'n',
-  'k',
-  'ldo',
-  'a',
-  'w',
-  'out',
-] as const;
+const { add, sub, mul, bytes, fadd, fmul } = scalar;
 
 const I = ValType.i32;
 const V = ValType.v128;
 const F = ValType.f32;
-const add = (a: Operand, b: Operand) => op('i32.add', a, b);
-const sub = (a: Operand, b: Operand) => op('i32.sub', a, b);
-const mul = (a: Operand, b: Operand) => op('i32.mul', a, b);
-const bytes = (elements: Operand) => op('i32.shl', elements, 2);
-const fadd = (a: Operand, b: Operand) => op('f32.add', a, b);
-const fmul = (a: Operand, b: Operand) => op('f32.mul', a, b);
+/** Rows of A per register tile, each with 4 vector accumulators (3 or 4 rows spill on x64's 16 registers). */
+const GEMM_FEW_T_ROWS = 2;
 const vadd = (a: Operand, b: Operand) => simd('f32x4.add', a, b);
 const splat = (address: Operand) => simdLoad('v128.load32_splat', address);
 
@@ -84,115 +64,114 @@ function laneSum(v: Local): Operand {
 }
 
 /**
- * Adds `gemm_few_t`: out[i, j] = sum_q A[i, q] W[j, q] for i < m, j < n, with A row-major
- * [m, k], W row-major [n, k] (a weight stored [out, in]) and out rows ldo apart. Built for few
- * rows (m up to about 16): W is read once, 4 rows at a time, and each such block stays in L1
- * while the dot products of all rows of A with it accumulate in `rows` x 4 vector registers.
+ * `gemm_few_t`: out[i, j] = sum_q A[i, q] W[j, q] for i < m, j < n, with A row-major [m, k], W
+ * row-major [n, k] (a weight stored [out, in]) and out rows ldo apart. Built for few rows (m up
+ * to about 16): W is read once, 4 rows at a time, and each such block stays in L1 while the dot
+ * products of all rows of A with it accumulate in GEMM_FEW_T_ROWS x 4 vector registers.
+ * Parameters: pointers and steps in bytes, sizes and `ldo`, the output's row stride, in elements.
  */
-export function emitGemmFewT(mod: ModuleBuilder, rows: number, features: KernelFeatures): void {
-  mod.func(
-    'gemm_few_t',
-    GEMM_FEW_T_PARAMS.map(() => I),
-    (f) => {
-      const [batch, aStep, wStep, oStep, m, n, k, ldo, a, w, out] = f.params;
-      const [entry, i, j, q, kVec, nVec, rowBytes, ldoBytes, wRow, aRow, o] = f.locals(I, 11);
-      const ap = f.locals(I, rows);
-      const wp = f.locals(I, 4);
-      const [touch, touchStep, spread] = f.locals(I, 3);
-      const touched = f.local(F);
-      const acc = Array.from({ length: rows }, () => f.locals(V, 4));
-      const wv = f.locals(V, 4);
-      const av = f.local(V);
-      const sums = f.locals(V, rows);
-      const scalars = f.locals(F, rows);
-      f.set(kVec, op('i32.and', k, -4));
-      f.set(nVec, op('i32.and', n, -4));
-      f.set(rowBytes, bytes(k));
-      f.set(ldoBytes, bytes(ldo));
-      // Touch steps (bytes) that cover a block once over all row tiles of a block: a block has
-      // as many cache lines as a tile has steps, so 64 / tiles, rounded up to whole values;
-      // none beyond 16 tiles (there the rounding could run more than a block past).
-      f.set(spread, op('i32.div_u', add(m, rows - 1), rows));
-      f.set(
-        spread,
-        op('select', bytes(op('i32.div_u', add(16, sub(spread, 1)), spread)), 0, op('i32.le_s', spread, 16)),
-      );
+export const GEMM_FEW_T = kernel({
+  name: 'gemm_few_t',
+  params: i32('batch', 'aStep', 'wStep', 'oStep', 'm', 'n', 'k', 'ldo', 'a', 'w', 'out'),
+  emit(f, { batch, aStep, wStep, oStep, m, n, k, ldo, a, w, out }, { features }) {
+    const rows = GEMM_FEW_T_ROWS;
+    const [entry, i, j, q, kVec, nVec, rowBytes, ldoBytes, wRow, aRow, o] = f.locals(I, 11);
+    const ap = f.locals(I, rows);
+    const wp = f.locals(I, 4);
+    const [touch, touchStep, spread] = f.locals(I, 3);
+    const touched = f.local(F);
+    const acc = Array.from({ length: rows }, () => f.locals(V, 4));
+    const wv = f.locals(V, 4);
+    const av = f.local(V);
+    const sums = f.locals(V, rows);
+    const scalars = f.locals(F, rows);
+    f.set(kVec, op('i32.and', k, -4));
+    f.set(nVec, op('i32.and', n, -4));
+    f.set(rowBytes, bytes(k));
+    f.set(ldoBytes, bytes(ldo));
+    // Touch steps (bytes) that cover a block once over all row tiles of a block: a block has
+    // as many cache lines as a tile has steps, so 64 / tiles, rounded up to whole values;
+    // none beyond 16 tiles (there the rounding could run more than a block past).
+    f.set(spread, op('i32.div_u', add(m, rows - 1), rows));
+    f.set(
+      spread,
+      op('select', bytes(op('i32.div_u', add(16, sub(spread, 1)), spread)), 0, op('i32.le_s', spread, 16)),
+    );
 
-      /** The dot products of A's rows [i, i + r) with W's rows [j, j + cols), cols 4 or 1. */
-      const tile = (r: number, cols: number) => {
-        for (let t = 0; t < r; t++) f.set(ap[t], add(aRow, mul(t, rowBytes)));
-        for (let c = 0; c < cols; c++) f.set(wp[c], add(wRow, mul(c, rowBytes)));
-        for (let t = 0; t < r; t++) for (let c = 0; c < cols; c++) f.set(acc[t][c], v128Zero);
-        f.for(q, 0, kVec, 4, () => {
-          if (cols === 4) {
-            f.set(touched, load('f32.load', touch)); // unused: a load that can trap is not removed
-            f.set(touch, add(touch, touchStep));
-          }
-          for (let c = 0; c < cols; c++) f.set(wv[c], simdLoad('v128.load', wp[c]));
-          for (let t = 0; t < r; t++) {
-            f.set(av, simdLoad('v128.load', ap[t]));
-            for (let c = 0; c < cols; c++) f.set(acc[t][c], mulAdd(features, av, wv[c], acc[t][c]));
-            f.set(ap[t], add(ap[t], 16));
-          }
-          for (let c = 0; c < cols; c++) f.set(wp[c], add(wp[c], 16));
-        });
-        f.set(o, add(out, add(mul(i, ldoBytes), bytes(j))));
+    /** The dot products of A's rows [i, i + r) with W's rows [j, j + cols), cols 4 or 1. */
+    const tile = (r: number, cols: number) => {
+      for (let t = 0; t < r; t++) f.set(ap[t], add(aRow, mul(t, rowBytes)));
+      for (let c = 0; c < cols; c++) f.set(wp[c], add(wRow, mul(c, rowBytes)));
+      for (let t = 0; t < r; t++) for (let c = 0; c < cols; c++) f.set(acc[t][c], v128Zero);
+      f.for(q, 0, kVec, 4, () => {
         if (cols === 4) {
-          for (let t = 0; t < r; t++) {
-            f.set(wv[0], pairSums(acc[t][0], acc[t][1]));
-            f.set(wv[1], pairSums(acc[t][2], acc[t][3]));
-            f.set(sums[t], laneSums4(wv[0], wv[1]));
-          }
-          // The last k mod 4 steps: W's 4 values of the step gathered into one vector.
-          f.for(q, kVec, k, 1, () => {
-            f.set(wv[0], shuffle32(splat(wp[0]), splat(wp[1]), [0, 4, 0, 4]));
-            f.set(wv[1], shuffle32(splat(wp[2]), splat(wp[3]), [0, 4, 0, 4]));
-            f.set(wv[0], shuffle32(wv[0], wv[1], [0, 1, 4, 5]));
-            for (let t = 0; t < r; t++) {
-              f.set(sums[t], mulAdd(features, splat(ap[t]), wv[0], sums[t]));
-              f.set(ap[t], add(ap[t], 4));
-            }
-            for (let c = 0; c < 4; c++) f.set(wp[c], add(wp[c], 4));
-          });
-          for (let t = 0; t < r; t++) f.storeV128(add(o, mul(t, ldoBytes)), sums[t]);
-          return;
+          f.set(touched, load('f32.load', touch)); // unused: a load that can trap is not removed
+          f.set(touch, add(touch, touchStep));
         }
-        for (let t = 0; t < r; t++) f.set(scalars[t], laneSum(acc[t][0]));
+        for (let c = 0; c < cols; c++) f.set(wv[c], simdLoad('v128.load', wp[c]));
+        for (let t = 0; t < r; t++) {
+          f.set(av, simdLoad('v128.load', ap[t]));
+          for (let c = 0; c < cols; c++) f.set(acc[t][c], mulAdd(features, av, wv[c], acc[t][c]));
+          f.set(ap[t], add(ap[t], 16));
+        }
+        for (let c = 0; c < cols; c++) f.set(wp[c], add(wp[c], 16));
+      });
+      f.set(o, add(out, add(mul(i, ldoBytes), bytes(j))));
+      if (cols === 4) {
+        for (let t = 0; t < r; t++) {
+          f.set(wv[0], pairSums(acc[t][0], acc[t][1]));
+          f.set(wv[1], pairSums(acc[t][2], acc[t][3]));
+          f.set(sums[t], laneSums4(wv[0], wv[1]));
+        }
+        // The last k mod 4 steps: W's 4 values of the step gathered into one vector.
         f.for(q, kVec, k, 1, () => {
+          f.set(wv[0], shuffle32(splat(wp[0]), splat(wp[1]), [0, 4, 0, 4]));
+          f.set(wv[1], shuffle32(splat(wp[2]), splat(wp[3]), [0, 4, 0, 4]));
+          f.set(wv[0], shuffle32(wv[0], wv[1], [0, 1, 4, 5]));
           for (let t = 0; t < r; t++) {
-            f.set(scalars[t], fadd(scalars[t], fmul(load('f32.load', ap[t]), load('f32.load', wp[0]))));
+            f.set(sums[t], mulAdd(features, splat(ap[t]), wv[0], sums[t]));
             f.set(ap[t], add(ap[t], 4));
           }
-          f.set(wp[0], add(wp[0], 4));
+          for (let c = 0; c < 4; c++) f.set(wp[c], add(wp[c], 4));
         });
-        for (let t = 0; t < r; t++) f.store('f32.store', add(o, mul(t, ldoBytes)), scalars[t]);
-      };
-
-      const columns = (cols: number) => {
-        f.set(wRow, add(w, mul(j, rowBytes)));
-        if (cols === 4) {
-          // Each step also loads (touches) one value of the block TOUCH_AHEAD blocks on, a
-          // cache line per tile's share: W then arrives as one even sequential stream, which
-          // the hardware prefetcher follows, rather than as four short ones per block, which it
-          // does not. The touches run at most one block past that block (the rounding of
-          // `spread`), so near the end of the columns a block touches its first value only.
-          const inside = op('i32.le_s', add(j, 4 * (TOUCH_AHEAD + 2)), nVec);
-          f.set(touch, op('select', add(wRow, mul(4 * TOUCH_AHEAD, rowBytes)), wRow, inside));
-          f.set(touchStep, op('select', spread, 0, inside));
+        for (let t = 0; t < r; t++) f.storeV128(add(o, mul(t, ldoBytes)), sums[t]);
+        return;
+      }
+      for (let t = 0; t < r; t++) f.set(scalars[t], laneSum(acc[t][0]));
+      f.for(q, kVec, k, 1, () => {
+        for (let t = 0; t < r; t++) {
+          f.set(scalars[t], fadd(scalars[t], fmul(load('f32.load', ap[t]), load('f32.load', wp[0]))));
+          f.set(ap[t], add(ap[t], 4));
         }
-        forRowTiles(f, i, m, rows, (r) => {
-          f.set(aRow, add(a, mul(i, rowBytes)));
-          tile(r, cols);
-        });
-      };
-
-      f.for(entry, 0, batch, 1, () => {
-        f.for(j, 0, nVec, 4, () => columns(4));
-        f.for(j, nVec, n, 1, () => columns(1));
-        f.set(a, add(a, aStep));
-        f.set(w, add(w, wStep));
-        f.set(out, add(out, oStep));
+        f.set(wp[0], add(wp[0], 4));
       });
-    },
-  );
-}
+      for (let t = 0; t < r; t++) f.store('f32.store', add(o, mul(t, ldoBytes)), scalars[t]);
+    };
+
+    const columns = (cols: number) => {
+      f.set(wRow, add(w, mul(j, rowBytes)));
+      if (cols === 4) {
+        // Each step also loads (touches) one value of the block TOUCH_AHEAD blocks on, a
+        // cache line per tile's share: W then arrives as one even sequential stream, which
+        // the hardware prefetcher follows, rather than as four short ones per block, which it
+        // does not. The touches run at most one block past that block (the rounding of
+        // `spread`), so near the end of the columns a block touches its first value only.
+        const inside = op('i32.le_s', add(j, 4 * (TOUCH_AHEAD + 2)), nVec);
+        f.set(touch, op('select', add(wRow, mul(4 * TOUCH_AHEAD, rowBytes)), wRow, inside));
+        f.set(touchStep, op('select', spread, 0, inside));
+      }
+      forRowTiles(f, i, m, rows, (r) => {
+        f.set(aRow, add(a, mul(i, rowBytes)));
+        tile(r, cols);
+      });
+    };
+
+    f.for(entry, 0, batch, 1, () => {
+      f.for(j, 0, nVec, 4, () => columns(4));
+      f.for(j, nVec, n, 1, () => columns(1));
+      f.set(a, add(a, aStep));
+      f.set(w, add(w, wStep));
+      f.set(out, add(out, oStep));
+    });
+  },
+});

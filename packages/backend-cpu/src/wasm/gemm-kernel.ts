@@ -6,14 +6,17 @@ import {
   mulAdd,
   type Operand,
   op,
+  scalar,
   shuffle32,
   simd,
   simdLoad,
   v128Zero,
 } from './expr';
 import type { FunctionBuilder } from './function-builder';
-import type { ModuleBuilder } from './module-builder';
+import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
+
+const { add, sub, mul, min, bytes } = scalar;
 
 /** Blocking of the packed matrix product (sizes in elements). */
 export interface GemmConfig {
@@ -46,92 +49,93 @@ export function gemmLayout(config: GemmConfig): GemmLayout {
   return { packB, tile, bytes: tile + config.mr * nr * 4 };
 }
 
-/** Parameters of the exported `gemm`, in order (all i32; pointers and steps in bytes, strides in elements). */
-export const GEMM_PARAMS = [
-  'batch',
-  'aStep',
-  'bStep',
-  'cStep',
-  'm',
-  'n',
-  'k',
-  'a',
-  'rsA',
-  'csA',
-  'b',
-  'rsB',
-  'csB',
-  'c',
-  'ldc',
-  'work',
-] as const;
+/** Register tile and cache blocking of the matrix product kernel. */
+export const GEMM_CONFIG: GemmConfig = { mr: 4, nv: 2, kc: 256, mc: 128, nc: 2048 };
 
 const I = ValType.i32;
 const V = ValType.v128;
-const add = (a: Operand, b: Operand) => op('i32.add', a, b);
-const sub = (a: Operand, b: Operand) => op('i32.sub', a, b);
-const mul = (a: Operand, b: Operand) => op('i32.mul', a, b);
-const min = (a: Operand, b: Operand) => op('select', a, b, op('i32.lt_s', a, b));
-const bytes = (elements: Operand) => op('i32.shl', elements, 2);
 
 /**
- * Adds `gemm` to the module: for each of `batch` entries, C[m, n] = A(i, p) B(p, j) summed over p,
- * where A(i, p) is the f32 at a + 4 (i rsA + p csA), B(p, j) at b + 4 (p rsB + j csB), and C is
- * row-major with row stride ldc. Operands move by aStep, bStep, cStep bytes between entries.
- * `work` is a per-thread area of `gemmLayout(config).bytes` bytes. Requires k >= 1.
+ * `gemm`: for each of `batch` entries, C[m, n] = A(i, p) B(p, j) summed over p, where A(i, p) is
+ * the f32 at a + 4 (i rsA + p csA), B(p, j) at b + 4 (p rsB + j csB), and C is row-major with row
+ * stride ldc. Operands move by aStep, bStep, cStep bytes between entries. The thread's `work`
+ * area holds `gemmLayout(GEMM_CONFIG).bytes` bytes. Requires k >= 1. Parameters: pointers and
+ * steps in bytes, strides in elements.
  */
-export function emitGemm(mod: ModuleBuilder, config: GemmConfig, features: KernelFeatures): void {
-  const packA = mod.func('gemm_pack_a', [I, I, I, I, I, I], (f) => emitPackA(f, config), { exported: false });
-  const packB = mod.func('gemm_pack_b', [I, I, I, I, I, I], (f) => emitPackB(f, config), { exported: false });
-  const macro = mod.func('gemm_macro', [I, I, I, I, I, I, I, I, I], (f) => emitMacro(f, config, features), {
-    exported: false,
-  });
-  const layout = gemmLayout(config);
-  mod.func(
-    'gemm',
-    GEMM_PARAMS.map(() => I),
-    (f) => {
-      const [batch, aStep, bStep, cStep, m, n, k, a, rsA, csA, b, rsB, csB, c, ldc, work] = f.params;
-      const [entry, jc, pc, ic, ncur, kcur, mcur] = f.locals(I, 7);
-      f.for(entry, 0, batch, 1, () => {
-        f.for(jc, 0, n, config.nc, () => {
-          f.set(ncur, min(config.nc, sub(n, jc)));
-          f.for(pc, 0, k, config.kc, () => {
-            f.set(kcur, min(config.kc, sub(k, pc)));
+export const GEMM = kernel({
+  name: 'gemm',
+  params: i32(
+    'batch',
+    'aStep',
+    'bStep',
+    'cStep',
+    'm',
+    'n',
+    'k',
+    'a',
+    'rsA',
+    'csA',
+    'b',
+    'rsB',
+    'csB',
+    'c',
+    'ldc',
+  ),
+  emit(
+    f,
+    { batch, aStep, bStep, cStep, m, n, k, a, rsA, csA, b, rsB, csB, c, ldc, work },
+    { mod, features },
+  ) {
+    const config = GEMM_CONFIG;
+    const packA = mod.func('gemm_pack_a', [I, I, I, I, I, I], (g) => emitPackA(g, config), {
+      exported: false,
+    });
+    const packB = mod.func('gemm_pack_b', [I, I, I, I, I, I], (g) => emitPackB(g, config), {
+      exported: false,
+    });
+    const macro = mod.func('gemm_macro', [I, I, I, I, I, I, I, I, I], (g) => emitMacro(g, config, features), {
+      exported: false,
+    });
+    const layout = gemmLayout(config);
+    const [entry, jc, pc, ic, ncur, kcur, mcur] = f.locals(I, 7);
+    f.for(entry, 0, batch, 1, () => {
+      f.for(jc, 0, n, config.nc, () => {
+        f.set(ncur, min(config.nc, sub(n, jc)));
+        f.for(pc, 0, k, config.kc, () => {
+          f.set(kcur, min(config.kc, sub(k, pc)));
+          f.call(
+            packB,
+            add(b, bytes(add(mul(pc, rsB), mul(jc, csB)))),
+            rsB,
+            csB,
+            kcur,
+            ncur,
+            add(work, layout.packB),
+          );
+          f.for(ic, 0, m, config.mc, () => {
+            f.set(mcur, min(config.mc, sub(m, ic)));
+            f.call(packA, add(a, bytes(add(mul(ic, rsA), mul(pc, csA)))), rsA, csA, mcur, kcur, work);
             f.call(
-              packB,
-              add(b, bytes(add(mul(pc, rsB), mul(jc, csB)))),
-              rsB,
-              csB,
+              macro,
               kcur,
+              mcur,
               ncur,
+              work,
               add(work, layout.packB),
+              add(c, bytes(add(mul(ic, ldc), jc))),
+              ldc,
+              op('i32.gt_s', pc, 0),
+              add(work, layout.tile),
             );
-            f.for(ic, 0, m, config.mc, () => {
-              f.set(mcur, min(config.mc, sub(m, ic)));
-              f.call(packA, add(a, bytes(add(mul(ic, rsA), mul(pc, csA)))), rsA, csA, mcur, kcur, work);
-              f.call(
-                macro,
-                kcur,
-                mcur,
-                ncur,
-                work,
-                add(work, layout.packB),
-                add(c, bytes(add(mul(ic, ldc), jc))),
-                ldc,
-                op('i32.gt_s', pc, 0),
-                add(work, layout.tile),
-              );
-            });
           });
         });
-        f.set(a, add(a, aStep));
-        f.set(b, add(b, bStep));
-        f.set(c, add(c, cStep));
       });
-    },
-  );
-}
+      f.set(a, add(a, aStep));
+      f.set(b, add(b, bStep));
+      f.set(c, add(c, cStep));
+    });
+  },
+});
 
 /**
  * pack_a(src, rsA, csA, mc, kc, dst): panels of mr rows, each stored k-major (mr values per

@@ -1,7 +1,7 @@
 import type { MatmulSpec } from '@loom/tensor';
 import { MAX_CHUNKS } from '../threads/control';
 import { PARALLEL_MIN_MICROS } from '../threads/fork-join';
-import { GEMM_CONFIG } from './kernel-module';
+import { GEMM_CONFIG } from './gemm-kernel';
 import type { KernelName } from './runtime';
 
 /** Byte addresses of the operands in the WebAssembly heap. */

@@ -1,15 +1,14 @@
 import { FunctionBuilder } from './function-builder';
 import { writeUnsigned } from './leb128';
-import type { ValType } from './opcodes';
-
-const MAGIC_AND_VERSION = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
-const FUNC_TYPE = 0x60;
-const IMPORT_MEMORY = 0x02;
-const EXPORT_FUNC = 0x00;
-const LIMITS_SHARED = 0x03;
-const LIMITS_BOUNDED = 0x01;
-
-const Section = { type: 1, import: 2, function: 3, export: 7, code: 10 } as const;
+import {
+  EXPORT_FUNC,
+  FUNC_TYPE,
+  IMPORT_MEMORY,
+  Limits,
+  MAGIC_AND_VERSION,
+  Section,
+  type ValType,
+} from './opcodes';
 
 /** The linear memory a module imports as `env.memory`. */
 export interface ImportedMemory {
@@ -50,7 +49,7 @@ export class ModuleBuilder {
       if (!types.includes(key)) types.push(key);
       return types.indexOf(key);
     });
-    const out = [...MAGIC_AND_VERSION];
+    const out: number[] = [...MAGIC_AND_VERSION];
 
     const typeSection: number[] = [];
     writeUnsigned(typeSection, types.length);
@@ -67,7 +66,7 @@ export class ModuleBuilder {
     writeUnsigned(importSection, 1);
     name(importSection, 'env');
     name(importSection, 'memory');
-    importSection.push(IMPORT_MEMORY, this.memory.shared ? LIMITS_SHARED : LIMITS_BOUNDED);
+    importSection.push(IMPORT_MEMORY, this.memory.shared ? Limits.shared : Limits.bounded);
     writeUnsigned(importSection, this.memory.initialPages);
     writeUnsigned(importSection, this.memory.maximumPages);
     section(out, Section.import, importSection);

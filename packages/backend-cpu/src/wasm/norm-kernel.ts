@@ -5,33 +5,16 @@ import {
   lane,
   type Operand,
   op,
+  scalar,
   shuffle32,
   simd,
   simdLoad,
   v128Zero,
 } from './expr';
 import type { FunctionBuilder } from './function-builder';
-import type { ModuleBuilder } from './module-builder';
+import { f32, i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 import { add, mul, sub } from './vector-exp';
-
-/** Exported names of the normalisation kernels. */
-export const NORM_KERNELS = {
-  layernorm: 'layernorm_f32',
-  layernormGrad: 'layernorm_grad_f32',
-  rmsnorm: 'rmsnorm_f32',
-  rmsnormGrad: 'rmsnorm_grad_f32',
-} as const;
-export type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];
-
-/**
- * Parameters, in order: byte addresses of the row-wise inputs, of the weights (and bias), of the
- * output; the row count, the row length d (a multiple of 4) and the bits of eps as an f32.
- */
-export const LAYERNORM_PARAMS = ['x', 'weight', 'bias', 'out', 'rows', 'd', 'eps'] as const;
-export const LAYERNORM_GRAD_PARAMS = ['x', 'grad', 'weight', 'out', 'rows', 'd', 'eps'] as const;
-export const RMSNORM_PARAMS = ['x', 'weight', 'out', 'rows', 'd', 'eps'] as const;
-export const RMSNORM_GRAD_PARAMS = ['x', 'grad', 'weight', 'out', 'rows', 'd', 'eps'] as const;
 
 const I = ValType.i32;
 const V = ValType.v128;
@@ -49,12 +32,12 @@ interface Rows {
   readonly eps: Local;
 }
 
-function rows(f: FunctionBuilder, d: Local, epsBits: Local): Rows {
+function rows(f: FunctionBuilder, d: Local, epsF32: Local): Rows {
   const [j, rowBytes] = f.locals(I, 2);
   const [dF64, eps] = f.locals(ValType.f64, 2);
   f.set(rowBytes, op('i32.shl', d, 2));
   f.set(dF64, op('f64.convert_i32_u', d));
-  f.set(eps, op('f64.promote_f32', op('f32.reinterpret_i32', epsBits)));
+  f.set(eps, op('f64.promote_f32', epsF32));
   return { f, j, rowBytes, acc: [f.local(V), f.local(V)], d: dF64, eps };
 }
 
@@ -65,7 +48,7 @@ function eachVector(r: Rows, body: () => void): void {
 
 /** The vector at byte `j` of the row at `base`. */
 function at(r: Rows, base: Operand): Expr {
-  return simdLoad('v128.load', op('i32.add', base, r.j));
+  return simdLoad('v128.load', scalar.add(base, r.j));
 }
 
 /** The f32x4 at byte `j` of a row-independent array (the weights). */
@@ -107,101 +90,117 @@ function inverseRms(r: Rows, meanSquare: Operand): Expr {
   return splat(op('f64.div', f64(1), op('f64.sqrt', op('f64.add', meanSquare, r.eps))));
 }
 
-/**
+/*
  * LayerNorm, RMSNorm and their input gradients over rows of d values. Row statistics are summed
- * in float64 (as the JavaScript kernels), the element-wise parts are f32x4.
+ * in float64 (as the JavaScript kernels), the element-wise parts are f32x4. Parameters: byte
+ * addresses of the row-wise inputs, of the weights (and bias), of the output; the row count, the
+ * row length d (a multiple of 4) and eps.
  */
-export function emitNorms(mod: ModuleBuilder): void {
-  mod.func(
-    NORM_KERNELS.layernorm,
-    LAYERNORM_PARAMS.map(() => I),
-    (f) => {
-      const [x, weight, bias, out, count, d, epsBits] = f.params;
-      const r = rows(f, d, epsBits);
-      const row = f.local(I);
-      const [sum, ss] = f.locals(ValType.f64, 2);
-      const [mean, inv] = f.locals(V, 2);
-      f.for(row, 0, count, 1, () => {
-        sums(r, [() => at(r, x)], [sum]);
-        f.set(mean, splat(op('f64.div', sum, r.d)));
-        sums(r, [() => squared(sub(at(r, x), mean))], [ss]);
-        f.set(ss, op('f64.div', ss, r.d));
-        f.set(inv, inverseRms(r, ss));
-        eachVector(r, () =>
-          f.storeV128(
-            op('i32.add', out, r.j),
-            add(mul(mul(sub(at(r, x), mean), inv), shared(r, weight)), shared(r, bias)),
-          ),
-        );
-        f.set(x, op('i32.add', x, r.rowBytes));
-        f.set(out, op('i32.add', out, r.rowBytes));
-      });
-    },
-  );
-  mod.func(
-    NORM_KERNELS.layernormGrad,
-    LAYERNORM_GRAD_PARAMS.map(() => I),
-    (f) => {
-      const [x, grad, weight, out, count, d, epsBits] = f.params;
-      const r = rows(f, d, epsBits);
-      const row = f.local(I);
-      const [sum, ss, dnSum, dnDot] = f.locals(ValType.f64, 4);
-      const [mean, inv, dnMean, dotMean] = f.locals(V, 4);
-      const normed = () => mul(sub(at(r, x), mean), inv);
-      const dn = () => mul(at(r, grad), shared(r, weight));
-      f.for(row, 0, count, 1, () => {
-        sums(r, [() => at(r, x)], [sum]);
-        f.set(mean, splat(op('f64.div', sum, r.d)));
-        sums(r, [() => squared(sub(at(r, x), mean))], [ss]);
-        f.set(inv, inverseRms(r, op('f64.div', ss, r.d)));
-        sums(r, [dn, () => mul(dn(), normed())], [dnSum, dnDot]);
-        f.set(dnMean, splat(op('f64.div', dnSum, r.d)));
-        f.set(dotMean, splat(op('f64.div', dnDot, r.d)));
-        eachVector(r, () =>
-          f.storeV128(op('i32.add', out, r.j), mul(inv, sub(sub(dn(), dnMean), mul(normed(), dotMean)))),
-        );
-        for (const p of [x, grad, out]) f.set(p, op('i32.add', p, r.rowBytes));
-      });
-    },
-  );
-  mod.func(
-    NORM_KERNELS.rmsnorm,
-    RMSNORM_PARAMS.map(() => I),
-    (f) => {
-      const [x, weight, out, count, d, epsBits] = f.params;
-      const r = rows(f, d, epsBits);
-      const row = f.local(I);
-      const ss = f.local(ValType.f64);
-      const inv = f.local(V);
-      f.for(row, 0, count, 1, () => {
-        sums(r, [() => squared(at(r, x))], [ss]);
-        f.set(inv, inverseRms(r, op('f64.div', ss, r.d)));
-        eachVector(r, () => f.storeV128(op('i32.add', out, r.j), mul(mul(at(r, x), inv), shared(r, weight))));
-        f.set(x, op('i32.add', x, r.rowBytes));
-        f.set(out, op('i32.add', out, r.rowBytes));
-      });
-    },
-  );
-  mod.func(
-    NORM_KERNELS.rmsnormGrad,
-    RMSNORM_GRAD_PARAMS.map(() => I),
-    (f) => {
-      const [x, grad, weight, out, count, d, epsBits] = f.params;
-      const r = rows(f, d, epsBits);
-      const row = f.local(I);
-      const [ss, dot] = f.locals(ValType.f64, 2);
-      const [inv, dotMean] = f.locals(V, 2);
-      const dn = () => mul(at(r, grad), shared(r, weight));
-      f.for(row, 0, count, 1, () => {
-        sums(r, [() => squared(at(r, x))], [ss]);
-        f.set(inv, inverseRms(r, op('f64.div', ss, r.d)));
-        sums(r, [() => mul(dn(), mul(at(r, x), inv))], [dot]);
-        f.set(dotMean, splat(op('f64.div', dot, r.d)));
-        eachVector(r, () =>
-          f.storeV128(op('i32.add', out, r.j), mul(inv, sub(dn(), mul(mul(at(r, x), inv), dotMean)))),
-        );
-        for (const p of [x, grad, out]) f.set(p, op('i32.add', p, r.rowBytes));
-      });
-    },
-  );
-}
+
+/** LayerNorm: (x - mean) / sqrt(var + eps) · weight + bias per row. */
+export const LAYERNORM = kernel({
+  name: 'layernorm_f32',
+  params: [...i32('x', 'weight', 'bias', 'out', 'rows', 'd'), ...f32('eps')],
+  emit(f, { x, weight, bias, out, rows: count, d, eps }) {
+    const r = rows(f, d, eps);
+    const row = f.local(I);
+    const [sum, ss] = f.locals(ValType.f64, 2);
+    const [mean, inv] = f.locals(V, 2);
+    f.for(row, 0, count, 1, () => {
+      sums(r, [() => at(r, x)], [sum]);
+      f.set(mean, splat(op('f64.div', sum, r.d)));
+      sums(r, [() => squared(sub(at(r, x), mean))], [ss]);
+      f.set(ss, op('f64.div', ss, r.d));
+      f.set(inv, inverseRms(r, ss));
+      eachVector(r, () =>
+        f.storeV128(
+          op('i32.add', out, r.j),
+          add(mul(mul(sub(at(r, x), mean), inv), shared(r, weight)), shared(r, bias)),
+        ),
+      );
+      f.set(x, op('i32.add', x, r.rowBytes));
+      f.set(out, op('i32.add', out, r.rowBytes));
+    });
+  },
+});
+
+/** LayerNorm's input gradient (without bias: it does not depend on it). */
+export const LAYERNORM_GRAD = kernel({
+  name: 'layernorm_grad_f32',
+  params: [...i32('x', 'grad', 'weight', 'out', 'rows', 'd'), ...f32('eps')],
+  emit(f, { x, grad, weight, out, rows: count, d, eps }) {
+    const r = rows(f, d, eps);
+    const row = f.local(I);
+    const [sum, ss, dnSum, dnDot] = f.locals(ValType.f64, 4);
+    const [mean, inv, dnMean, dotMean] = f.locals(V, 4);
+    const normed = () => mul(sub(at(r, x), mean), inv);
+    const dn = () => mul(at(r, grad), shared(r, weight));
+    f.for(row, 0, count, 1, () => {
+      sums(r, [() => at(r, x)], [sum]);
+      f.set(mean, splat(op('f64.div', sum, r.d)));
+      sums(r, [() => squared(sub(at(r, x), mean))], [ss]);
+      f.set(inv, inverseRms(r, op('f64.div', ss, r.d)));
+      sums(r, [dn, () => mul(dn(), normed())], [dnSum, dnDot]);
+      f.set(dnMean, splat(op('f64.div', dnSum, r.d)));
+      f.set(dotMean, splat(op('f64.div', dnDot, r.d)));
+      eachVector(r, () =>
+        f.storeV128(op('i32.add', out, r.j), mul(inv, sub(sub(dn(), dnMean), mul(normed(), dotMean)))),
+      );
+      for (const p of [x, grad, out]) f.set(p, op('i32.add', p, r.rowBytes));
+    });
+  },
+});
+
+/** RMSNorm: x / sqrt(mean(x²) + eps) · weight per row. */
+export const RMSNORM = kernel({
+  name: 'rmsnorm_f32',
+  params: [...i32('x', 'weight', 'out', 'rows', 'd'), ...f32('eps')],
+  emit(f, { x, weight, out, rows: count, d, eps }) {
+    const r = rows(f, d, eps);
+    const row = f.local(I);
+    const ss = f.local(ValType.f64);
+    const inv = f.local(V);
+    f.for(row, 0, count, 1, () => {
+      sums(r, [() => squared(at(r, x))], [ss]);
+      f.set(inv, inverseRms(r, op('f64.div', ss, r.d)));
+      eachVector(r, () => f.storeV128(op('i32.add', out, r.j), mul(mul(at(r, x), inv), shared(r, weight))));
+      f.set(x, op('i32.add', x, r.rowBytes));
+      f.set(out, op('i32.add', out, r.rowBytes));
+    });
+  },
+});
+
+/** RMSNorm's input gradient. */
+export const RMSNORM_GRAD = kernel({
+  name: 'rmsnorm_grad_f32',
+  params: [...i32('x', 'grad', 'weight', 'out', 'rows', 'd'), ...f32('eps')],
+  emit(f, { x, grad, weight, out, rows: count, d, eps }) {
+    const r = rows(f, d, eps);
+    const row = f.local(I);
+    const [ss, dot] = f.locals(ValType.f64, 2);
+    const [inv, dotMean] = f.locals(V, 2);
+    const dn = () => mul(at(r, grad), shared(r, weight));
+    f.for(row, 0, count, 1, () => {
+      sums(r, [() => squared(at(r, x))], [ss]);
+      f.set(inv, inverseRms(r, op('f64.div', ss, r.d)));
+      sums(r, [() => mul(dn(), mul(at(r, x), inv))], [dot]);
+      f.set(dotMean, splat(op('f64.div', dot, r.d)));
+      eachVector(r, () =>
+        f.storeV128(op('i32.add', out, r.j), mul(inv, sub(dn(), mul(mul(at(r, x), inv), dotMean)))),
+      );
+      for (const p of [x, grad, out]) f.set(p, op('i32.add', p, r.rowBytes));
+    });
+  },
+});
+
+/** The normalisation kernels, in the module's order. */
+export const NORMS = [LAYERNORM, LAYERNORM_GRAD, RMSNORM, RMSNORM_GRAD] as const;
+
+/** Exported names of the normalisation kernels. */
+export const NORM_KERNELS = {
+  layernorm: LAYERNORM.name,
+  layernormGrad: LAYERNORM_GRAD.name,
+  rmsnorm: RMSNORM.name,
+  rmsnormGrad: RMSNORM_GRAD.name,
+} as const;
+export type NormKernelName = (typeof NORM_KERNELS)[keyof typeof NORM_KERNELS];

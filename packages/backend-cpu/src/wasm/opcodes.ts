@@ -1,3 +1,17 @@
+/** The module preamble: `\0asm` and version 1. */
+export const MAGIC_AND_VERSION = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00] as const;
+
+/** Ids of the module sections the builder writes. */
+export const Section = { type: 1, import: 2, function: 3, export: 7, code: 10 } as const;
+
+/** The form byte of a function type. */
+export const FUNC_TYPE = 0x60;
+/** The import kind of a memory, and the export kind of a function. */
+export const IMPORT_MEMORY = 0x02;
+export const EXPORT_FUNC = 0x00;
+/** Memory limits flags: minimum and maximum, and shared as well. */
+export const Limits = { bounded: 0x01, shared: 0x03 } as const;
+
 /** Value types of the WebAssembly binary format. */
 export const ValType = {
   i32: 0x7f,
@@ -25,6 +39,7 @@ export const Op = {
   'f32.add': 0x92,
   'f32.sub': 0x93,
   'f32.mul': 0x94,
+  'f32.div': 0x95,
   'f32.max': 0x97,
   'f64.sqrt': 0x9f,
   'f64.add': 0xa0,
@@ -38,7 +53,7 @@ export const Op = {
 } as const;
 export type Op = keyof typeof Op;
 
-/** Control instructions with a block type or a label immediate. */
+/** Control instructions: with a block type, a label or a function index immediate, or none. */
 export const Control = {
   block: 0x02,
   loop: 0x03,
@@ -47,7 +62,11 @@ export const Control = {
   end: 0x0b,
   br: 0x0c,
   brIf: 0x0d,
+  call: 0x10,
 } as const;
+
+/** The block type of a block, loop or if without parameters or results. */
+export const EMPTY_BLOCK_TYPE = 0x40;
 
 /** Variable and constant instructions. */
 export const Var = {

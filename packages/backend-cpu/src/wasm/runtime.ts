@@ -1,60 +1,15 @@
-import { ACTIVATION_KERNELS } from './activation-kernel';
-import { ADAMW_KERNEL } from './adamw-kernel';
 import type { Block } from './allocator';
-import { COLUMN_SUM_KERNEL } from './column-sum-kernel';
-import { COPY_ROWS_KERNEL } from './copy-kernel';
-import { ELEMENTWISE_KERNELS } from './elementwise-kernel';
 import type { KernelFeatures } from './expr';
-import { gemmLayout } from './gemm-kernel';
+import { GEMM_CONFIG, gemmLayout } from './gemm-kernel';
 import { WasmHeap } from './heap';
-import { buildKernelModule, GEMM_CONFIG } from './kernel-module';
-import { NORM_KERNELS, type NormKernelName } from './norm-kernel';
-import { ROPE_KERNEL } from './rope-kernel';
+import { buildKernelModule } from './kernel-module';
+import { KERNEL_NAMES, type KernelFunctions, type KernelName, paramKinds } from './kernels';
 import { engineFeatures, engineHasSimd } from './simd-probe';
-import { SOFTMAX_KERNEL } from './softmax-kernel';
+import { moduleText } from './wat';
+import { writeKernelDump } from './wat-dump';
 
-type ElementwiseKernelName = (typeof ELEMENTWISE_KERNELS)[keyof typeof ELEMENTWISE_KERNELS];
-type ActivationKernelName = (typeof ACTIVATION_KERNELS)[keyof typeof ACTIVATION_KERNELS];
-
-/**
- * The kernels the module exports (see GEMM_PARAMS, GEMM_FEW_T_PARAMS, GEMV_T_PARAMS, GEMV_N_PARAMS,
- * ELEMENTWISE_PARAMS, the activations' UNARY_PARAMS and BINARY_PARAMS, SOFTMAX_PARAMS, COLUMN_SUM_PARAMS, the
- * NORM_KERNELS params, ADAMW_PARAMS, COPY_ROWS_PARAMS,
- * ROPE_PARAMS).
- */
-export type KernelName =
-  | 'gemm'
-  | 'gemm_few_t'
-  | 'gemv_t'
-  | 'gemv_n'
-  | ElementwiseKernelName
-  | ActivationKernelName
-  | typeof SOFTMAX_KERNEL
-  | typeof COLUMN_SUM_KERNEL
-  | NormKernelName
-  | typeof ADAMW_KERNEL
-  | typeof COPY_ROWS_KERNEL
-  | typeof ROPE_KERNEL;
-export const KERNEL_NAMES: readonly KernelName[] = [
-  'gemm',
-  'gemm_few_t',
-  'gemv_t',
-  'gemv_n',
-  ...Object.values(ELEMENTWISE_KERNELS),
-  ...Object.values(ACTIVATION_KERNELS),
-  SOFTMAX_KERNEL,
-  COLUMN_SUM_KERNEL,
-  ...Object.values(NORM_KERNELS),
-  ADAMW_KERNEL,
-  COPY_ROWS_KERNEL,
-  ROPE_KERNEL,
-];
-
-/**
- * A kernel export. Callers of `gemm` append the running thread's gemm work area as the last
- * argument; the matrix-vector kernels take one parameter fewer and ignore it.
- */
-export type Kernel = (...args: number[]) => void;
+export type { KernelArgs, KernelCall, KernelName } from './kernels';
+export { KERNEL_NAMES } from './kernels';
 
 /** The compiled kernel module, its instance on this thread, and the heap it works in. */
 export interface WasmRuntime {
@@ -62,7 +17,7 @@ export interface WasmRuntime {
   readonly module: WebAssembly.Module;
   /** The optional instruction sets the module was built with. */
   readonly features: KernelFeatures;
-  readonly kernels: Readonly<Record<KernelName, Kernel>>;
+  readonly kernels: KernelFunctions;
   /** The main thread's gemm work area. */
   readonly work: Block;
 }
@@ -115,42 +70,53 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
   }
   if (!engineHasSimd()) return { unsupported: 'this engine has no WebAssembly SIMD (128-bit)' };
   const features = engineFeatures();
-  const module = compileKernels(buildKernelModule(heap.limits, features));
+  const bytes = buildKernelModule(heap.limits, features);
+  writeKernelDump(bytes);
+  const module = compileKernels(bytes);
   const instance = new WebAssembly.Instance(module, { env: { memory: heap.memory } });
-  const kernels = {
-    gemm: exportedKernel(instance, 'gemm'),
-    gemm_few_t: exportedKernel(instance, 'gemm_few_t'),
-    gemv_t: exportedKernel(instance, 'gemv_t'),
-    gemv_n: exportedKernel(instance, 'gemv_n'),
-    binary_add_f32: exportedKernel(instance, 'binary_add_f32'),
-    binary_sub_f32: exportedKernel(instance, 'binary_sub_f32'),
-    binary_mul_f32: exportedKernel(instance, 'binary_mul_f32'),
-    binary_div_f32: exportedKernel(instance, 'binary_div_f32'),
-    gelu_f32: exportedKernel(instance, 'gelu_f32'),
-    gelu_grad_f32: exportedKernel(instance, 'gelu_grad_f32'),
-    exp_f32: exportedKernel(instance, 'exp_f32'),
-    sigmoid_f32: exportedKernel(instance, 'sigmoid_f32'),
-    silu_f32: exportedKernel(instance, 'silu_f32'),
-    swiglu_f32: exportedKernel(instance, 'swiglu_f32'),
-    softmax_f32: exportedKernel(instance, 'softmax_f32'),
-    column_sum_f32: exportedKernel(instance, 'column_sum_f32'),
-    layernorm_f32: exportedKernel(instance, 'layernorm_f32'),
-    layernorm_grad_f32: exportedKernel(instance, 'layernorm_grad_f32'),
-    rmsnorm_f32: exportedKernel(instance, 'rmsnorm_f32'),
-    rmsnorm_grad_f32: exportedKernel(instance, 'rmsnorm_grad_f32'),
-    adamw_f32: exportedKernel(instance, 'adamw_f32'),
-    copy_rows_32: exportedKernel(instance, 'copy_rows_32'),
-    rope_f32: exportedKernel(instance, 'rope_f32'),
-  };
+  const kernels = exportedKernels(instance);
   const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
   if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };
   return { runtime: { heap, module, features, kernels, work } };
 }
 
-function exportedKernel(instance: WebAssembly.Instance, name: KernelName): Kernel {
+/**
+ * The kernels of `instance`, each checked to be a function of its registered arity (its
+ * parameters and the work area). A kernel with f32 parameters passes them as their bits.
+ */
+function exportedKernels(instance: WebAssembly.Instance): KernelFunctions {
+  const entries = KERNEL_NAMES.map((name) => [name, exportedKernel(instance, name)] as const);
+  // One entry per kernel name, each a function of that kernel's arity.
+  return Object.fromEntries(entries) as unknown as KernelFunctions;
+}
+
+function exportedKernel(instance: WebAssembly.Instance, name: KernelName): (...args: number[]) => void {
   const fn = instance.exports[name];
+  const kinds = paramKinds(name);
   if (typeof fn !== 'function') throw new Error(`kernel module: export ${name} is not a function`);
-  return (...args: number[]) => {
-    fn(...args);
-  };
+  if (fn.length !== kinds.length + 1) {
+    throw new Error(
+      `kernel module: export ${name} takes ${fn.length} arguments, its registry entry ${kinds.length + 1}`,
+    );
+  }
+  if (!kinds.includes('f32')) return fn as (...args: number[]) => void;
+  return (...args) => fn(...args.map((value, i) => (kinds[i] === 'f32' ? f32Bits(value) : value)));
+}
+
+const bitsScratch = new Float32Array(1);
+const bitsView = new Int32Array(bitsScratch.buffer);
+
+/** The bits of `value` rounded to f32, as an i32: how an f32 parameter crosses into WebAssembly. */
+export function f32Bits(value: number): number {
+  bitsScratch[0] = value;
+  return bitsView[0];
+}
+
+/**
+ * The text format (WAT) of the kernel module this runtime runs, for reading (in a browser,
+ * where LOOM_WASM_DUMP cannot be set); undefined where WebAssembly SIMD is unavailable.
+ */
+export function kernelModuleText(): string | undefined {
+  const runtime = wasmRuntime();
+  return runtime && moduleText(buildKernelModule(runtime.heap.limits, runtime.features));
 }

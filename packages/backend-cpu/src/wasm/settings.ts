@@ -1,8 +1,9 @@
-import { nodeWorkerThreads } from '../threads/pool';
+import { hostParallelism } from '../threads/host';
+import { type WasmRuntime, wasmRuntime } from './runtime';
 
-/** How the CPU backend runs its matrix products. */
+/** How one CPU backend runs its kernels (see CpuBackendOptions). */
 export interface CpuKernelSettings {
-  /** Threads a large product may use (the calling thread included); 1 disables workers. */
+  /** Threads a large kernel call may use (the calling thread included); 1 disables workers. */
   readonly threads: number;
   /** Use the WebAssembly SIMD kernels where available (false forces the JavaScript kernels). */
   readonly wasm: boolean;
@@ -10,24 +11,26 @@ export interface CpuKernelSettings {
 
 const MAX_DEFAULT_THREADS = 8;
 
-let current: CpuKernelSettings = { threads: defaultThreads(), wasm: true };
-
-/** Changes some settings; the others keep their values. */
-export function configureCpuKernels(options: Partial<CpuKernelSettings>): void {
-  const threads = options.threads ?? current.threads;
+/**
+ * The settings `options` ask for, the others at their defaults: the host's parallelism (capped
+ * at 8) and the WebAssembly kernels on. Throws when `threads` is not a positive integer.
+ */
+export function cpuKernelSettings(options: Partial<CpuKernelSettings> = {}): CpuKernelSettings {
+  const threads = options.threads ?? defaultThreads();
   if (!Number.isInteger(threads) || threads < 1) {
-    throw new Error(`configureCpuKernels: threads must be a positive integer, got ${threads}`);
+    throw new Error(
+      `CpuBackend: threads must be a positive integer, got ${threads}; pass 1 to run on the calling thread only`,
+    );
   }
-  current = { threads, wasm: options.wasm ?? current.wasm };
+  return { threads, wasm: options.wasm ?? true };
 }
 
-export function cpuKernelSettings(): CpuKernelSettings {
-  return current;
+/** The WebAssembly runtime when `settings` allow its kernels and the engine has it. */
+export function kernelRuntime(settings: CpuKernelSettings): WasmRuntime | undefined {
+  return settings.wasm ? wasmRuntime() : undefined;
 }
 
-/** The host's parallelism (Node), capped; 1 where worker threads are unavailable. */
+/** The host's parallelism (Node, or a cross-origin isolated page's Web Worker), capped; 1 where workers cannot start. */
 function defaultThreads(): number {
-  if (!nodeWorkerThreads()) return 1;
-  const os = process.getBuiltinModule('node:os');
-  return Math.max(1, Math.min(MAX_DEFAULT_THREADS, os.availableParallelism()));
+  return Math.max(1, Math.min(MAX_DEFAULT_THREADS, hostParallelism()));
 }

@@ -1,69 +1,65 @@
 import { f32x4, f64, lane, load, op, shuffle32, simd, simdLoad, v128Zero } from './expr';
-import type { ModuleBuilder } from './module-builder';
+import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 import { emitExp, mul, sub } from './vector-exp';
 
-export const SOFTMAX_KERNEL = 'softmax_f32';
-
-/** Parameters, in order: byte addresses of x and of the output, the number of rows, the row length. */
-export const SOFTMAX_PARAMS = ['x', 'out', 'rows', 'cols'] as const;
+const I = ValType.i32;
+const V = ValType.v128;
 
 /**
  * Softmax over each row: the row maximum, e^(x - max) four lanes at a time (the vector exp of
  * `vector-exp`; the last cols % 4 elements through the same code on a splat), summed in float64,
- * then scaled by 1 / sum. A -Infinity score gets exactly 0; a NaN makes its row NaN.
+ * then scaled by 1 / sum. A -Infinity score gets exactly 0; a NaN makes its row NaN. Parameters:
+ * byte addresses of x and of the output, the number of rows, the row length.
  */
-export function emitSoftmax(mod: ModuleBuilder): void {
-  const I = ValType.i32;
-  const V = ValType.v128;
-  mod.func(
-    SOFTMAX_KERNEL,
-    SOFTMAX_PARAMS.map(() => I),
-    (f) => {
-      const [x, out, rows, cols] = f.params;
-      const [row, j, vectorBytes, rowBytes] = f.locals(I, 4);
-      const [m, z, k, e, total, scale] = f.locals(V, 6);
-      const [rowMax, inverse] = f.locals(ValType.f32, 2);
-      const sum = f.local(ValType.f64);
-      f.set(vectorBytes, op('i32.shl', op('i32.and', cols, -4), 2));
-      f.set(rowBytes, op('i32.shl', cols, 2));
-      const xAt = op('i32.add', x, j);
-      const outAt = op('i32.add', out, j);
-      const vectors = (body: () => void) => f.for(j, 0, vectorBytes, 16, body);
-      const tail = (body: () => void) => f.for(j, vectorBytes, rowBytes, 4, body);
-      f.for(row, 0, rows, 1, () => {
-        f.set(m, f32x4(Number.NEGATIVE_INFINITY));
-        vectors(() => f.set(m, simd('f32x4.max', m, simdLoad('v128.load', xAt))));
-        const pairMax = (a: number, b: number) =>
-          op('f32.max', lane('f32x4.extract_lane', m, a), lane('f32x4.extract_lane', m, b));
-        f.set(rowMax, op('f32.max', pairMax(0, 1), pairMax(2, 3)));
-        tail(() => f.set(rowMax, op('f32.max', rowMax, load('f32.load', xAt))));
-        f.set(m, simd('f32x4.splat', rowMax));
-        f.set(total, v128Zero);
-        vectors(() => {
-          f.set(z, sub(simdLoad('v128.load', xAt), m));
-          emitExp(f, z, k, e);
-          f.storeV128(outAt, e);
-          f.set(total, simd('f64x2.add', total, simd('f64x2.promote_low_f32x4', e)));
-          f.set(
-            total,
-            simd('f64x2.add', total, simd('f64x2.promote_low_f32x4', shuffle32(e, e, [2, 3, 0, 1]))),
-          );
-        });
-        f.set(sum, op('f64.add', lane('f64x2.extract_lane', total, 0), lane('f64x2.extract_lane', total, 1)));
-        tail(() => {
-          f.set(z, simd('f32x4.splat', op('f32.sub', load('f32.load', xAt), rowMax)));
-          emitExp(f, z, k, e);
-          f.store('f32.store', outAt, lane('f32x4.extract_lane', e, 0));
-          f.set(sum, op('f64.add', sum, op('f64.promote_f32', lane('f32x4.extract_lane', e, 0))));
-        });
-        f.set(inverse, op('f32.demote_f64', op('f64.div', f64(1), sum)));
-        f.set(scale, simd('f32x4.splat', inverse));
-        vectors(() => f.storeV128(outAt, mul(simdLoad('v128.load', outAt), scale)));
-        tail(() => f.store('f32.store', outAt, op('f32.mul', load('f32.load', outAt), inverse)));
-        f.set(x, op('i32.add', x, rowBytes));
-        f.set(out, op('i32.add', out, rowBytes));
+export const SOFTMAX = kernel({
+  name: 'softmax_f32',
+  params: i32('x', 'out', 'rows', 'cols'),
+  emit(f, { x, out, rows, cols }) {
+    const [row, j, vectorBytes, rowBytes] = f.locals(I, 4);
+    const [m, z, k, e, total, scale] = f.locals(V, 6);
+    const [rowMax, inverse] = f.locals(ValType.f32, 2);
+    const sum = f.local(ValType.f64);
+    f.set(vectorBytes, op('i32.shl', op('i32.and', cols, -4), 2));
+    f.set(rowBytes, op('i32.shl', cols, 2));
+    const xAt = op('i32.add', x, j);
+    const outAt = op('i32.add', out, j);
+    const vectors = (body: () => void) => f.for(j, 0, vectorBytes, 16, body);
+    const tail = (body: () => void) => f.for(j, vectorBytes, rowBytes, 4, body);
+    f.for(row, 0, rows, 1, () => {
+      f.set(m, f32x4(Number.NEGATIVE_INFINITY));
+      vectors(() => f.set(m, simd('f32x4.max', m, simdLoad('v128.load', xAt))));
+      const pairMax = (a: number, b: number) =>
+        op('f32.max', lane('f32x4.extract_lane', m, a), lane('f32x4.extract_lane', m, b));
+      f.set(rowMax, op('f32.max', pairMax(0, 1), pairMax(2, 3)));
+      tail(() => f.set(rowMax, op('f32.max', rowMax, load('f32.load', xAt))));
+      f.set(m, simd('f32x4.splat', rowMax));
+      f.set(total, v128Zero);
+      vectors(() => {
+        f.set(z, sub(simdLoad('v128.load', xAt), m));
+        emitExp(f, z, k, e);
+        f.storeV128(outAt, e);
+        f.set(total, simd('f64x2.add', total, simd('f64x2.promote_low_f32x4', e)));
+        f.set(
+          total,
+          simd('f64x2.add', total, simd('f64x2.promote_low_f32x4', shuffle32(e, e, [2, 3, 0, 1]))),
+        );
       });
-    },
-  );
-}
+      f.set(sum, op('f64.add', lane('f64x2.extract_lane', total, 0), lane('f64x2.extract_lane', total, 1)));
+      tail(() => {
+        f.set(z, simd('f32x4.splat', op('f32.sub', load('f32.load', xAt), rowMax)));
+        emitExp(f, z, k, e);
+        f.store('f32.store', outAt, lane('f32x4.extract_lane', e, 0));
+        f.set(sum, op('f64.add', sum, op('f64.promote_f32', lane('f32x4.extract_lane', e, 0))));
+      });
+      f.set(inverse, op('f32.demote_f64', op('f64.div', f64(1), sum)));
+      f.set(scale, simd('f32x4.splat', inverse));
+      vectors(() => f.storeV128(outAt, mul(simdLoad('v128.load', outAt), scale)));
+      tail(() => f.store('f32.store', outAt, op('f32.mul', load('f32.load', outAt), inverse)));
+      f.set(x, op('i32.add', x, rowBytes));
+      f.set(out, op('i32.add', out, rowBytes));
+    });
+  },
+});
+
+export const SOFTMAX_KERNEL = SOFTMAX.name;

@@ -20,10 +20,22 @@ const THREADS = 64;
 /** Stands in for -infinity so exp(m - mNew) stays well defined before the first key. */
 const LOWEST = '-3.0e38';
 
-function code(headDim: number): string {
+/**
+ * The kernel for heads of `headDim`; with `width` 4 the query sits in shared memory as vec4s and each
+ * thread scores its key by vec4 loads (k bound as `array<vec4<f32>>`).
+ */
+function code(headDim: number, width: 1 | 4): string {
   const per = Math.ceil(headDim / THREADS);
+  const lanes = headDim / width;
+  const store = width === 4 ? 'query[d / 4u][d % 4u]' : 'query[d]';
+  const score =
+    width === 4
+      ? `let kb = (kvBase + s * kvStride) / 4u;
+      for (var d = 0u; d < ${lanes}u; d++) { qk += dot(query[d], k[kb + d]); }`
+      : `let kb = kvBase + s * kvStride;
+      for (var d = 0u; d < ${headDim}u; d++) { qk += query[d] * k[kb + d]; }`;
   return `
-var<workgroup> query: array<f32, ${headDim}>;
+var<workgroup> query: array<${width === 4 ? 'vec4<f32>' : 'f32'}, ${lanes}>;
 var<workgroup> weights: array<f32, ${THREADS}>;
 ${workgroupReduce('max_all', 'f32', THREADS, 'max(a, b)')}
 ${workgroupReduce('sum_all', 'f32', THREADS, 'a + b')}
@@ -34,7 +46,7 @@ ${entryPoint(THREADS)}
   let b = gid / p.heads / p.steps;
   let kvHead = h / (p.heads / p.kvHeads);
   let qBase = gid * ${headDim}u;
-  for (var d = lid; d < ${headDim}u; d += ${THREADS}u) { query[d] = q[qBase + d]; }
+  for (var d = lid; d < ${headDim}u; d += ${THREADS}u) { ${store} = q[qBase + d]; }
   workgroupBarrier();
   var visible = p.keys;
   if (p.causal != 0u) { visible = min(p.keys, p.offset + t + 1u); }
@@ -47,10 +59,9 @@ ${entryPoint(THREADS)}
     let s = start + lid;
     var score = ${LOWEST};
     if (s < visible) {
-      let kb = kvBase + s * kvStride;
-      var dot = 0.0;
-      for (var d = 0u; d < ${headDim}u; d++) { dot += query[d] * k[kb + d]; }
-      score = dot * p.scale;
+      var qk = 0.0;
+      ${score}
+      score = qk * p.scale;
     }
     let mNew = max(m, max_all(score, lid));
     let correction = exp(m - mNew);
@@ -77,6 +88,14 @@ ${entryPoint(THREADS)}
 }`;
 }
 
+/** Keys and values one query row reads, summed over the `steps` rows of one (batch, head). */
+function visibleKeys(steps: number, keys: number, offset: number, causal: boolean): number {
+  if (!causal) return steps * keys;
+  let total = 0;
+  for (let t = 0; t < steps; t++) total += Math.min(keys, offset + t + 1);
+  return total;
+}
+
 /**
  * Scaled dot-product attention with one workgroup per (batch, step, head) query row and an
  * online softmax over key chunks of 64: q [B, T, H, hd], k and v [B, S, Hkv, hd], query head h
@@ -101,18 +120,20 @@ export function attention(
         `this device allows ${rt.limits.maxWorkgroupStorageSize}; use smaller heads`,
     );
   }
+  const width = headDim % 4 === 0 ? 4 : 1;
   const program = makeProgram(
-    `attention:${headDim}`,
+    `attention:${headDim}:${width}`,
     [
       { name: 'q', type: 'f32' },
-      { name: 'k', type: 'f32' },
+      { name: 'k', type: width === 4 ? 'vec4<f32>' : 'f32' },
       { name: 'v', type: 'f32' },
     ],
     [{ name: 'out', type: 'f32' }],
     params,
-    () => code(headDim),
+    () => code(headDim, width),
   );
   const count = size / headDim;
+  const offset = spec.causal ? spec.offset : 0;
   rt.launch({
     program,
     inputs: [rt.storage(q.id), rt.storage(k.id), rt.storage(v.id)],
@@ -123,11 +144,12 @@ export function attention(
       steps,
       keys,
       kvHeads,
-      offset: spec.causal ? spec.offset : 0,
+      offset,
       causal: spec.causal ? 1 : 0,
       scale: spec.scale,
     }),
     workgroups: count,
+    readBytes: 4 * headDim * (count + 2 * (count / steps) * visibleKeys(steps, keys, offset, spec.causal)),
   });
   return out;
 }

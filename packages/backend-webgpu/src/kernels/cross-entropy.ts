@@ -2,8 +2,8 @@ import type { TensorInfo } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
-import { NEG_INF_FN, NEG_INFINITY } from './math';
 import { entryPoint, makeProgram } from './program';
+import { rowMaxSumExp } from './row-max-sum-exp';
 import { rowWorkgroupSize, workgroupReduce } from './workgroup-reduce';
 
 const rowParams = new ParamLayout().scalar('rows', 'u32').scalar('width', 'u32').scalar('ignoreIndex', 'i32');
@@ -33,25 +33,21 @@ export function softmaxCrossEntropy(
     ],
     [{ name: 'losses', type: 'vec2<f32>' }],
     rowParams,
-    () => `${NEG_INF_FN}
-${workgroupReduce('max_all', 'f32', rowWg, 'max(a, b)')}
-${workgroupReduce('sum_all', 'f32', rowWg, 'a + b')}
+    () => {
+      const stats = rowMaxSumExp(rowWg);
+      return `${stats.declarations}
 ${entryPoint(rowWg)}
   if (gid >= p.rows) { return; }
   let base = gid * p.width;
-  var m = ${NEG_INFINITY};
-  for (var j = lid; j < p.width; j += ${rowWg}u) { m = max(m, x[base + j]); }
-  m = max_all(m, lid);
-  var s = 0.0;
-  for (var j = lid; j < p.width; j += ${rowWg}u) { s += exp(x[base + j] - m); }
-  s = sum_all(s, lid);
+${stats.statements}
   if (lid == 0u) {
     let t = targets[gid];
     var loss = 0.0;
     if (t >= 0 && u32(t) < p.width) { loss = m + log(s) - x[base + u32(t)]; }
     losses[gid] = vec2<f32>(loss, select(1.0, 0.0, t == p.ignoreIndex));
   }
-}`,
+}`;
+    },
   );
   rt.launch({
     program: rowLoss,

@@ -1,8 +1,10 @@
 import type { MatmulSpec, TensorInfo } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
+import type { KernelProgram } from '../kernel-program';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
 import { entryPoint, makeProgram } from './program';
+import { rowWorkgroupSize, workgroupReduce } from './workgroup-reduce';
 
 const params = new ParamLayout()
   .scalar('count', 'u32')
@@ -12,11 +14,40 @@ const params = new ParamLayout()
   .scalar('bStride', 'u32');
 
 /**
- * B stored [n, k]: each thread walks one row of B, four values per load when k allows
- * (offsets and lengths are then in vec4 units). Neighbouring threads' rows share cache lines
- * over consecutive steps, which suits GPUs and CPU rasterisers (lavapipe, SwiftShader) alike.
+ * How B stored [n, k] is walked: a thread per row on CPU rasterisers, a workgroup per row on GPUs, whose
+ * threads then add up their partial sums through subgroups or shared memory.
  */
-function rowsCode(wg: number, width: 1 | 4): string {
+type RowStrategy = 'thread' | 'subgroups' | 'shared';
+type RowReduction = Exclude<RowStrategy, 'thread'>;
+
+/**
+ * Sums `acc` over the workgroup into `total` on thread 0. With subgroups, each subgroup adds in registers
+ * and its first lane leaves the sum in shared memory, which thread 0 adds up (no assumption on how
+ * subgroups tile the workgroup: lanes that are not first leave zeros); otherwise a shared-memory tree.
+ */
+function reduction(kind: RowReduction, wg: number): { decl: string; body: string } {
+  if (kind === 'shared') {
+    return {
+      decl: workgroupReduce('sum_all', 'f32', wg, 'a + b'),
+      body: 'let total = sum_all(acc, lid);',
+    };
+  }
+  return {
+    decl: `var<workgroup> partial: array<vec4<f32>, ${wg / 4}>;`,
+    body: `let part = subgroupAdd(acc);
+  partial[lid / 4u][lid % 4u] = select(0.0, part, sid == 0u);
+  workgroupBarrier();
+  var sums = vec4<f32>(0.0);
+  for (var i = 0u; i < ${wg / 4}u; i++) { sums += partial[i]; }
+  let total = sums.x + sums.y + sums.z + sums.w;`,
+  };
+}
+
+/**
+ * B stored [n, k] on a CPU rasteriser: each thread walks one row of B, four values per load when k allows.
+ * Neighbouring threads' rows share cache lines over consecutive steps, which suits the CPU's SIMD lanes.
+ */
+function threadRowsCode(wg: number, width: 1 | 4): string {
   const dot = width === 4 ? 'dot(a[aBase + kk], b[bBase + kk])' : 'a[aBase + kk] * b[bBase + kk]';
   return `${entryPoint(wg)}
   let o = gid * ${wg}u + lid;
@@ -28,6 +59,35 @@ function rowsCode(wg: number, width: 1 | 4): string {
   var acc = 0.0;
   for (var kk = 0u; kk < p.k; kk++) { acc += ${dot}; }
   out[o] = acc;
+}`;
+}
+
+/**
+ * B stored [n, k], the decode weights' layout, on a GPU: one workgroup per output row, its threads stepping through
+ * the row side by side (`width` values per load, vec4 when k allows), so each step of the workgroup reads
+ * one contiguous span of the weight: the coalesced stream a GPU needs for a bandwidth-bound product.
+ */
+function rowsCode(wg: number, width: 1 | 4, kind: RowReduction): string {
+  const dot = width === 4 ? 'dot(a[aBase + kk], b[bBase + kk])' : 'a[aBase + kk] * b[bBase + kk]';
+  const { decl, body } = reduction(kind, wg);
+  const header = entryPoint(wg).replace(
+    'local_invocation_index) lid: u32',
+    kind === 'subgroups'
+      ? 'local_invocation_index) lid: u32, @builtin(subgroup_invocation_id) sid: u32'
+      : 'local_invocation_index) lid: u32',
+  );
+  return `${decl}
+${header}
+  let o = gid;
+  if (o >= p.count) { return; }
+  let batch = o / p.n;
+  let j = o % p.n;
+  let aBase = batch * p.aStride;
+  let bBase = batch * p.bStride + j * p.k;
+  var acc = 0.0;
+  for (var kk = lid; kk < p.k; kk += ${wg}u) { acc += ${dot}; }
+  ${body}
+  if (lid == 0u) { out[o] = total; }
 }`;
 }
 
@@ -46,26 +106,53 @@ function columnsCode(wg: number): string {
 }`;
 }
 
-/** The m = 1 product (one decode step): out[b, j] = sum_k a[b, k] * B[b][k, j], one thread per output. */
+/** A program whose WGSL opens with `enable subgroups;` (the directive must precede every declaration). */
+function withSubgroups(program: KernelProgram): KernelProgram {
+  return { ...program, code: () => `enable subgroups;\n${program.code()}` };
+}
+
+function rowStrategy(rt: GpuRuntime): RowStrategy {
+  if (rt.features.software) return 'thread';
+  return rt.features.subgroups ? 'subgroups' : 'shared';
+}
+
+/**
+ * The m = 1 product (one decode step): out[b, j] = sum_k a[b, k] * B[b][k, j]. B stored [n, k] gets a
+ * workgroup per output row on GPUs (subgroup sums where the device has them) and a thread per row on CPU
+ * rasterisers; B stored [k, n] a thread per output.
+ */
 export function matvec(rt: GpuRuntime, a: TensorInfo, b: TensorInfo, spec: MatmulSpec): GpuStorage {
   const inputs = [rt.storage(a.id), rt.storage(b.id)];
   const count = spec.batch * spec.n;
   const out = rt.alloc(count, 'f32');
-  const wg = rt.limits.workgroupSize;
-  const width = spec.transB && spec.k > 0 && spec.k % 4 === 0 ? 4 : 1;
+  const aligned = spec.k % 4 === 0 && spec.aBatchStride % 4 === 0 && spec.bBatchStride % 4 === 0;
+  const width = spec.transB && spec.k > 0 && aligned ? 4 : 1;
   const type = width === 4 ? 'vec4<f32>' : 'f32';
+  const strategy: RowStrategy | 'columns' = spec.transB ? rowStrategy(rt) : 'columns';
+  const perRow = strategy === 'subgroups' || strategy === 'shared';
+  const wg = perRow ? rowWorkgroupSize(spec.k / width, rt.limits.workgroupSize) : rt.limits.workgroupSize;
+  const code = (): string => {
+    switch (strategy) {
+      case 'columns':
+        return columnsCode(wg);
+      case 'thread':
+        return threadRowsCode(wg, width);
+      default:
+        return rowsCode(wg, width, strategy);
+    }
+  };
   const program = makeProgram(
-    `matvec:${spec.transB ? `rows${width}` : 'columns'}:${wg}`,
+    `matvec:${strategy}${width}:${wg}`,
     [
       { name: 'a', type },
       { name: 'b', type },
     ],
     [{ name: 'out', type: 'f32' }],
     params,
-    () => (spec.transB ? rowsCode(wg, width) : columnsCode(wg)),
+    code,
   );
   rt.launch({
-    program,
+    program: strategy === 'subgroups' ? withSubgroups(program) : program,
     inputs,
     outputs: [out],
     params: params.pack({
@@ -75,7 +162,7 @@ export function matvec(rt: GpuRuntime, a: TensorInfo, b: TensorInfo, spec: Matmu
       aStride: spec.aBatchStride / width,
       bStride: spec.bBatchStride / width,
     }),
-    workgroups: Math.ceil(count / wg),
+    workgroups: perRow ? count : Math.ceil(count / wg),
   });
   return out;
 }

@@ -2,9 +2,9 @@ import { sizeOf, type TensorInfo } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
-import { NEG_INF_FN, NEG_INFINITY } from './math';
 import { entryPoint, makeProgram } from './program';
-import { rowWorkgroupSize, workgroupReduce } from './workgroup-reduce';
+import { rowMaxSumExp } from './row-max-sum-exp';
+import { rowWorkgroupSize } from './workgroup-reduce';
 
 const params = new ParamLayout().scalar('rows', 'u32').scalar('width', 'u32');
 
@@ -26,22 +26,18 @@ export function softmax(rt: GpuRuntime, kind: SoftmaxKind, x: TensorInfo): GpuSt
     [{ name: 'x', type: 'f32' }],
     [{ name: 'out', type: 'f32' }],
     params,
-    () => `${NEG_INF_FN}
-${workgroupReduce('max_all', 'f32', wg, 'max(a, b)')}
-${workgroupReduce('sum_all', 'f32', wg, 'a + b')}
+    () => {
+      const stats = rowMaxSumExp(wg);
+      return `${stats.declarations}
 ${entryPoint(wg)}
   if (gid >= p.rows) { return; }
   let base = gid * p.width;
-  var m = ${NEG_INFINITY};
-  for (var j = lid; j < p.width; j += ${wg}u) { m = max(m, x[base + j]); }
-  m = max_all(m, lid);
-  var s = 0.0;
-  for (var j = lid; j < p.width; j += ${wg}u) { s += exp(x[base + j] - m); }
-  s = sum_all(s, lid);
+${stats.statements}
   let inv = 1.0 / s;
   let logSum = log(s);
   for (var j = lid; j < p.width; j += ${wg}u) { out[base + j] = ${write}; }
-}`,
+}`;
+    },
   );
   rt.launch({
     program,

@@ -1,0 +1,76 @@
+import { ACTIVATIONS } from './activation-kernel';
+import { ADAMW } from './adamw-kernel';
+import { COLUMN_SUM } from './column-sum-kernel';
+import { COPY_ROWS } from './copy-kernel';
+import { ELEMENTWISE } from './elementwise-kernel';
+import { GEMM_FEW_T } from './gemm-few-kernel';
+import { GEMM } from './gemm-kernel';
+import { GEMV_N, GEMV_T } from './gemv-kernel';
+import type { ArgsOf, KernelSpec, ParamKind } from './kernel-spec';
+import { NORMS } from './norm-kernel';
+import { ROPE } from './rope-kernel';
+import { SOFTMAX } from './softmax-kernel';
+
+/**
+ * Every kernel the module exports, each declared once in its own file. Adding a kernel is
+ * adding its entry here: its name joins `KernelName`, the module exports it, and the runtime
+ * gives it a typed call signature.
+ */
+export const KERNELS = [
+  GEMM,
+  GEMM_FEW_T,
+  GEMV_T,
+  GEMV_N,
+  ...ELEMENTWISE,
+  ...ACTIVATIONS,
+  SOFTMAX,
+  COLUMN_SUM,
+  ...NORMS,
+  ADAMW,
+  COPY_ROWS,
+  ROPE,
+] as const;
+
+type RegisteredKernel = (typeof KERNELS)[number];
+
+/** Each registered kernel by its name. */
+type Registry = { readonly [S in RegisteredKernel as S['name']]: S };
+
+/** The name of a kernel the module exports. */
+export type KernelName = keyof Registry;
+
+/** The arguments of kernel `K`, one number per parameter (f32 parameters as their values), without the work area. */
+export type KernelArgs<K extends KernelName> = ArgsOf<Registry[K]['params']>;
+
+/** How kernel `K` is called: its arguments, then the byte address of the calling thread's work area. */
+export type KernelCall<K extends KernelName> = (...args: [...KernelArgs<K>, work: number]) => void;
+
+/** The module's exports, typed. */
+export type KernelFunctions = { readonly [K in KernelName]: KernelCall<K> };
+
+/** The kernel names in registry order: the index of a kernel in the thread pool's job block. */
+export const KERNEL_NAMES: readonly KernelName[] = KERNELS.map((k) => k.name);
+
+const byName = new Map<string, KernelSpec>(KERNELS.map((k) => [k.name, k]));
+
+/** The kinds of the parameters of `kernel`, in order. */
+export function paramKinds(kernel: KernelName): readonly ParamKind[] {
+  const spec = byName.get(kernel);
+  if (!spec) throw new Error(`kernel registry: no kernel named ${kernel}`);
+  return spec.params.map((p) => p.kind);
+}
+
+/**
+ * `args` as the arguments of `kernel` after checking their count against its parameters, for
+ * argument lists assembled at run time (operand addresses, then sizes); throws on a mismatch.
+ */
+export function checkedArgs<K extends KernelName>(kernel: K, args: readonly number[]): KernelArgs<K> {
+  const count = paramKinds(kernel).length;
+  if (args.length !== count) {
+    throw new Error(
+      `kernel ${kernel}: expected ${count} arguments, got ${args.length}; this is a bug in its caller`,
+    );
+  }
+  // The count matches the parameter tuple, whose elements are all numbers.
+  return [...args] as KernelArgs<K>;
+}
