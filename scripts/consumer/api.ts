@@ -42,5 +42,5 @@ export async function uses(device: GPUDevice): Promise<void> {
   assertType<Exact<Awaited<ReturnType<typeof webgpuNode.requireNodeWebGPU>>, webgpu.WebGPUBackend>>();
   assertType<Exact<ReturnType<typeof models.describeConfig>, string>>();
   assertType<Exact<(typeof conformance.allGroups)[number], conformance.OpGroup>>();
-  assertType<Exact<ReturnType<typeof cpu.cpuKernelSettings>['threads'], number>>();
+  assertType<Exact<InstanceType<typeof cpu.CpuBackend>['kernelSettings']['threads'], number>>();
 }

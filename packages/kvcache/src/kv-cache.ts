@@ -20,6 +20,8 @@ export interface KVCacheModelShape {
   readonly numKvHeads: number;
   readonly dim: number;
   readonly maxSeqLen: number;
+  /** Per-head width when it is not dim / numHeads (Qwen3); absent means dim / numHeads. */
+  readonly headDim?: number;
 }
 
 /** Keys and values of every layer so far, as `update` returns them. */
@@ -71,7 +73,7 @@ export class KVCache {
     return new KVCache({
       numLayers: config.numLayers,
       numKvHeads: config.numKvHeads,
-      headDim: config.dim / config.numHeads,
+      headDim: config.headDim ?? config.dim / config.numHeads,
       capacity: options.capacity ?? config.maxSeqLen,
       batch: options.batch,
       backend: options.backend,

@@ -83,35 +83,38 @@ describe('KVCache', () => {
     for (const t of [a, b]) t.dispose();
   });
 
-  it('gives the logits of a full forward pass when a model decodes through it', async () => {
-    const config = makeConfig('llama', {
-      vocabSize: 13,
-      dim: 16,
-      numLayers: 2,
-      numHeads: 4,
-      numKvHeads: 2,
-      maxSeqLen: 12,
+  for (const extra of [{}, { qkNorm: true, headDim: 6 }]) {
+    it(`gives the logits of a full forward pass when a model decodes through it ${JSON.stringify(extra)}`, async () => {
+      const config = makeConfig('llama', {
+        vocabSize: 13,
+        dim: 16,
+        numLayers: 2,
+        numHeads: 4,
+        numKvHeads: 2,
+        maxSeqLen: 12,
+        ...extra,
+      });
+      const model = new TransformerLM(config).eval();
+      const ids = [3, 1, 4, 1, 5, 9, 2, 6];
+      const full = scope(() => model.forward(tensor([ids], undefined, { dtype: 'i32' })));
+      const expected = await values(full);
+      full.dispose();
+      const cache = KVCache.forModel(config);
+      const steps: number[][] = [];
+      for (const chunk of [[3, 1, 4], [1], [5, 9], [2], [6]]) {
+        const offset = cache.length;
+        const logits = model.forward(tensor([chunk], undefined, { dtype: 'i32' }), { offset, cache });
+        const rows = await values(logits);
+        for (let i = 0; i < chunk.length; i++) steps.push(rows.slice(i * 13, (i + 1) * 13));
+        logits.dispose();
+      }
+      expect(cache.length).toBe(8);
+      const worst = Math.max(...steps.flat().map((value, i) => Math.abs(value - expected[i])));
+      expect(worst).toBeLessThan(1e-5);
+      cache.dispose();
+      model.dispose();
     });
-    const model = new TransformerLM(config).eval();
-    const ids = [3, 1, 4, 1, 5, 9, 2, 6];
-    const full = scope(() => model.forward(tensor([ids], undefined, { dtype: 'i32' })));
-    const expected = await values(full);
-    full.dispose();
-    const cache = KVCache.forModel(config);
-    const steps: number[][] = [];
-    for (const chunk of [[3, 1, 4], [1], [5, 9], [2], [6]]) {
-      const offset = cache.length;
-      const logits = model.forward(tensor([chunk], undefined, { dtype: 'i32' }), { offset, cache });
-      const rows = await values(logits);
-      for (let i = 0; i < chunk.length; i++) steps.push(rows.slice(i * 13, (i + 1) * 13));
-      logits.dispose();
-    }
-    expect(cache.length).toBe(8);
-    const worst = Math.max(...steps.flat().map((value, i) => Math.abs(value - expected[i])));
-    expect(worst).toBeLessThan(1e-5);
-    cache.dispose();
-    model.dispose();
-  });
+  }
 
   it('leaves no tensors behind', () => {
     const before = backend.liveCount();

@@ -4,7 +4,7 @@ import type { GenerateOptions } from './generate-options';
 import type { GenerationEvent } from './generation-event';
 import type { InferenceSession } from './inference-session';
 import { startGeneration } from './run-generation';
-import type { TextGenerator } from './text-generator';
+import type { SessionSource } from './session-source';
 
 export interface ChatSessionOptions {
   /** The prompt format (default `plain`: `User: ...` / `Assistant: ...` lines, for models without chat tokens). */
@@ -13,6 +13,11 @@ export interface ChatSessionOptions {
   readonly system?: string;
   /** Positions the conversation may use (default: the model's maxSeqLen), within the generator's limits. */
   readonly capacity?: number;
+  /**
+   * Earlier turns to continue (user message, answer, ...; a restored conversation): none is in the cache, so the
+   * first turn prefills them, the oldest dropped as usual when they do not fit.
+   */
+  readonly history?: readonly ChatMessage[];
 }
 
 /** The oldest turns (user message and answer) a chat dropped to make room, before the turn's other events. */
@@ -59,11 +64,26 @@ export class ChatSession {
   readonly #session: InferenceSession;
 
   constructor(
-    readonly generator: TextGenerator,
+    readonly generator: SessionSource,
     options: ChatSessionOptions = {},
   ) {
     this.template = options.template ?? 'plain';
     if (options.system !== undefined) this.#messages.push({ role: 'system', content: options.system });
+    const history = options.history ?? [];
+    if (history.length % 2 !== 0) {
+      throw new Error(
+        `ChatSession: history must be whole turns (a user message and its answer each), got ${history.length} messages`,
+      );
+    }
+    for (const [i, message] of history.entries()) {
+      const role = i % 2 === 0 ? 'user' : 'assistant';
+      if (message.role !== role) {
+        throw new Error(
+          `ChatSession: history[${i}] must be a ${role} message (the turns alternate, user first), got ${message.role}`,
+        );
+      }
+      this.#messages.push(message);
+    }
     this.#session = generator.session({ capacity: options.capacity });
   }
 

@@ -4,6 +4,8 @@ export { defaultEosTokens, encodePrompt } from './default-stops';
 export type { GenerateOptions } from './generate-options';
 export type { GenerationEvent, GenerationStats, GenerationTimings } from './generation-event';
 export { InferenceSession, type InferenceSessionOptions } from './inference-session';
+export { type PerplexityOptions, type PerplexityResult, perplexity } from './perplexity';
 export { startGeneration } from './run-generation';
+export type { SessionSource } from './session-source';
 export { type TextGenerateOptions, TextGenerator, type TextGeneratorOptions } from './text-generator';
 export { type Choice, TokenChooser } from './token-chooser';

@@ -1,11 +1,6 @@
-import type { Backend } from '@loom/tensor';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { ChatEvent, TextGenerator } from '../src/index';
-import { backendNamed, backendNames, collect, maxDiff, recomputed, stories } from './fixtures';
-
-const backends = await Promise.all(
-  backendNames.map(async (name) => [name, await backendNamed(name)] as const),
-);
+import { collect, describeEachBackend, maxDiff, recomputed } from './fixtures';
 
 /** Cached decode steps checked per generation (fewer on WebGPU, whose full recomputes are slower here). */
 const STEPS: Record<string, number> = { cpu: 120, webgpu: 40 };
@@ -28,36 +23,31 @@ async function expectRecomputeParity(
   return tokens;
 }
 
-for (const [name, backend] of backends) {
-  describe.skipIf(!backend)(`cached decode equals full recompute on ${name}`, () => {
-    let generator: TextGenerator;
-    beforeAll(() => {
-      generator = stories(backend as Backend);
-    });
-    afterAll(() => generator.model.dispose());
-
+describeEachBackend(
+  (name) => `cached decode equals full recompute on ${name}`,
+  (suite) => {
     it('at every step of a generation', async () => {
-      const prompt = generator.encode('Once upon a time');
+      const prompt = suite.generator.encode('Once upon a time');
       const { events, stats } = await collect(
-        generator.generate(prompt, {
+        suite.generator.generate(prompt, {
           sampling: { temperature: 0.8, seed: 3 },
-          stop: { maxNewTokens: STEPS[name], eosTokenIds: [] },
+          stop: { maxNewTokens: STEPS[suite.name], eosTokenIds: [] },
           withLogits: true,
         }),
       );
-      expect(stats.tokens.length).toBe(STEPS[name]);
-      await expectRecomputeParity(generator, prompt, events);
+      expect(stats.tokens.length).toBe(STEPS[suite.name]);
+      await expectRecomputeParity(suite.generator, prompt, events);
     });
 
     it('across three turns of a chat session, prefilling only what is new', async () => {
-      const chat = generator.chat({ template: 'plain' });
+      const chat = suite.generator.chat({ template: 'plain' });
       const turns = ['Tell me a story.', 'What did the cat do?', 'And then?'];
       for (const [i, message] of turns.entries()) {
         const cachedBefore = chat.cachedTokens.length;
         const { events, stats } = await collect(
           chat.send(message, {
             sampling: { temperature: 0 },
-            stop: { maxNewTokens: STEPS[name] / 4 },
+            stop: { maxNewTokens: STEPS[suite.name] / 4 },
             withLogits: true,
           }),
         );
@@ -66,7 +56,7 @@ for (const [name, backend] of backends) {
           expect(stats.reusedTokens).toBeLessThanOrEqual(cachedBefore);
           expect(stats.promptTokens.length - stats.reusedTokens).toBeLessThan(stats.promptTokens.length / 2);
         }
-        const history = await expectRecomputeParity(generator, stats.promptTokens, events);
+        const history = await expectRecomputeParity(suite.generator, stats.promptTokens, events);
         expect(chat.cachedTokens).toEqual(history.slice(0, -1));
       }
       expect(chat.messages.map((m) => m.role)).toEqual([
@@ -81,9 +71,9 @@ for (const [name, backend] of backends) {
     });
 
     it('after truncating the cache to a shared prefix', async () => {
-      const session = generator.session();
-      const story = generator.encode('Once upon a time there was a big dog');
-      const other = generator.encode(' cat who liked to sing');
+      const session = suite.generator.session();
+      const story = suite.generator.encode('Once upon a time there was a big dog');
+      const other = suite.generator.encode(' cat who liked to sing');
       session.feed(story).dispose();
       const fork = session.clone();
       session.truncate(6);
@@ -94,16 +84,19 @@ for (const [name, backend] of backends) {
         logits.dispose();
       }
       for (let i = 0; i < rows.length; i++) {
-        const expected = await recomputed(generator.model, [...story.slice(0, 6), ...other.slice(1, i + 2)]);
+        const expected = await recomputed(suite.generator.model, [
+          ...story.slice(0, 6),
+          ...other.slice(1, i + 2),
+        ]);
         expect(maxDiff(rows[i], expected)).toBeLessThan(1e-4);
       }
       const continued = fork.feed([other[1]]);
       expect(
-        maxDiff(await continued.data(), await recomputed(generator.model, [...story, other[1]])),
+        maxDiff(await continued.data(), await recomputed(suite.generator.model, [...story, other[1]])),
       ).toBeLessThan(1e-4);
       continued.dispose();
       session.dispose();
       fork.dispose();
     });
-  });
-}
+  },
+);

@@ -6,6 +6,7 @@ import type { TransformerLM } from '@loom/nn';
 import { type Backend, scope, setBackend, tensor } from '@loom/tensor';
 import { loadTokenizer, type Tokenizer } from '@loom/tokenizer';
 import { webgpuForTests } from '@loom/webgpu-node';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { type ChatEvent, type GenerationStats, TextGenerator } from '../src/index';
 
 /** The shared data folder, `../shared/data` beside the repository. */
@@ -76,6 +77,46 @@ const cpu = new CpuBackend();
 /** The backend of that name, or undefined when WebGPU has no adapter here (the tests then skip). */
 export async function backendNamed(name: BackendName): Promise<Backend | undefined> {
   return name === 'cpu' ? cpu : webgpuForTests();
+}
+
+/** Each backend by name, undefined where it is unavailable here. */
+export const backends = await Promise.all(
+  backendNames.map(async (name) => [name, await backendNamed(name)] as const),
+);
+
+/** What the tests of one backend's block read: the backend and stories260K on it (set before the tests run). */
+export interface StoriesSuite {
+  readonly name: BackendName;
+  readonly device: Backend;
+  readonly generator: TextGenerator;
+}
+
+/**
+ * One describe block per backend, titled `title(name)` and skipped where the backend is unavailable. `body`
+ * registers the tests; the suite it gets holds stories260K on that backend, loaded before the block's tests and
+ * disposed after them.
+ */
+export function describeEachBackend(
+  title: (name: BackendName) => string,
+  body: (suite: StoriesSuite) => void,
+): void {
+  for (const [name, backend] of backends) {
+    describe.skipIf(!backend)(title(name), () => {
+      let generator: TextGenerator | undefined;
+      beforeAll(() => {
+        generator = stories(backend as Backend);
+      });
+      afterAll(() => generator?.model.dispose());
+      body({
+        name,
+        device: backend as Backend,
+        get generator(): TextGenerator {
+          if (generator === undefined) throw new Error("the suite's generator is read before its tests run");
+          return generator;
+        },
+      });
+    });
+  }
 }
 
 /** Every event of a stream (a generation's or a chat turn's), and the summary of its `done` event. */

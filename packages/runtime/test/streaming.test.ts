@@ -1,43 +1,33 @@
-import type { Backend } from '@loom/tensor';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TextGenerator } from '../src/index';
-import { backendNamed, backendNames, collect, stories } from './fixtures';
+import { describe, expect, it } from 'vitest';
+import { backends, collect, describeEachBackend, stories } from './fixtures';
 
-const backends = await Promise.all(
-  backendNames.map(async (name) => [name, await backendNamed(name)] as const),
-);
-
-for (const [name, backend] of backends) {
-  describe.skipIf(!backend)(`streaming generation on ${name}`, () => {
-    let generator: TextGenerator;
-    let device: Backend;
-    beforeAll(() => {
-      device = backend as Backend;
-      generator = stories(device);
-    });
-    afterAll(() => generator.model.dispose());
-
+describeEachBackend(
+  (name) => `streaming generation on ${name}`,
+  (suite) => {
     it('keeps the live tensor count constant over 300 tokens and frees the cache at the end', async () => {
-      const before = device.liveCount();
+      const before = suite.device.liveCount();
       const counts: number[] = [];
       for (const sampling of [{ temperature: 0 }, { temperature: 1, topK: 40, seed: 1 }]) {
         counts.length = 0;
-        const events = generator.generate('Once upon a time', {
+        const events = suite.generator.generate('Once upon a time', {
           sampling,
           stop: { maxNewTokens: 300, eosTokenIds: [] },
         });
         for await (const event of events) {
-          if (event.type === 'token') counts.push(device.liveCount());
+          if (event.type === 'token') counts.push(suite.device.liveCount());
         }
         expect(counts.length).toBe(300);
         expect(new Set(counts)).toEqual(new Set([counts[0]]));
-        expect(device.liveCount()).toBe(before);
+        expect(suite.device.liveCount()).toBe(before);
       }
     });
 
     it('streams text that adds up to the summary and reports timings', async () => {
       const { events, stats } = await collect(
-        generator.generate('Lily and Tom', { sampling: { temperature: 0 }, stop: { maxNewTokens: 40 } }),
+        suite.generator.generate('Lily and Tom', {
+          sampling: { temperature: 0 },
+          stop: { maxNewTokens: 40 },
+        }),
       );
       expect(events.map((e) => e.text).join('')).toBe(stats.text);
       expect(events.filter((e) => e.type === 'token').map((e) => e.token)).toEqual(stats.tokens);
@@ -49,7 +39,7 @@ for (const [name, backend] of backends) {
 
     it('stops at a stop string spanning tokens, without printing it', async () => {
       const { stats } = await collect(
-        generator.generate('Once upon a time', {
+        suite.generator.generate('Once upon a time', {
           sampling: { temperature: 0 },
           stop: { stopStrings: ['little girl'], maxNewTokens: 50 },
         }),
@@ -59,9 +49,9 @@ for (const [name, backend] of backends) {
     });
 
     it('ends with the reason aborted when the signal fires, and frees the cache when left early', async () => {
-      const before = device.liveCount();
+      const before = suite.device.liveCount();
       const controller = new AbortController();
-      const events = generator.generate('Once upon a time', {
+      const events = suite.generator.generate('Once upon a time', {
         sampling: { temperature: 0 },
         signal: controller.signal,
       });
@@ -72,14 +62,16 @@ for (const [name, backend] of backends) {
         if (event.type === 'done') reason = event.stats.stopReason;
       }
       expect([tokens, reason]).toEqual([5, 'aborted']);
-      for await (const event of generator.generate('Once upon a time', { sampling: { temperature: 0 } })) {
+      for await (const event of suite.generator.generate('Once upon a time', {
+        sampling: { temperature: 0 },
+      })) {
         if (event.type === 'token') break;
       }
-      expect(device.liveCount()).toBe(before);
+      expect(suite.device.liveCount()).toBe(before);
     });
 
     it('stops with context-full when the cache has no position left', async () => {
-      const chat = generator.chat({ capacity: 24 });
+      const chat = suite.generator.chat({ capacity: 24 });
       const { stats } = await collect(
         chat.send('Hi', { sampling: { temperature: 0 }, stop: { eosTokenIds: [] } }),
       );
@@ -89,8 +81,8 @@ for (const [name, backend] of backends) {
       expect(chat.cachedTokens.length).toBe(24);
       chat.dispose();
     });
-  });
-}
+  },
+);
 
 describe('sampling with a seed', () => {
   it('gives the same tokens on every backend, and other tokens with another seed', async () => {

@@ -1,17 +1,9 @@
-import type { CharTokenizerJson } from './formats/loom-json';
+import type { CharTokenizerJson, UnknownCharPolicy } from './formats/tokenizer-json';
 import { checkId } from './ids';
 import { SpecialTokenBase } from './special-token-base';
 import { SpecialTokenSet } from './special-tokens';
 import type { Tokenizer } from './tokenizer';
 import { utf8Encode } from './utf8';
-
-/**
- * What `encode` does with a character that is not in the vocabulary:
- * - `'error'` (default): throw, naming the character and where it is;
- * - `'skip'`: leave it out;
- * - `'unk'`: encode it as the `<unk>` special token (added to the vocabulary).
- */
-export type UnknownCharPolicy = 'error' | 'skip' | 'unk';
 
 const UNK_TEXT = '<unk>';
 

@@ -2,7 +2,7 @@ export { bytesToUnicode, unicodeToBytes } from './bpe/byte-unicode';
 export { type BpeMerging, type ByteLevelBpeSpec, ByteLevelBpeTokenizer } from './bpe/encoder';
 export { GPT2_PATTERN, pretokenize } from './bpe/pretokenize';
 export { type BpeTrainOptions, trainBpe } from './bpe/train';
-export { CharTokenizer, type CharTokenizerOptions, type UnknownCharPolicy } from './char';
+export { CharTokenizer, type CharTokenizerOptions } from './char';
 export {
   type ChatMessage,
   type ChatPromptOptions,
@@ -20,23 +20,36 @@ export {
 } from './formats/detect';
 export { type HfJsonOptions, tokenizerFromHfJson } from './formats/hf-json';
 export {
-  type BpeTokenizerJson,
-  type CharTokenizerJson,
-  type HfTokenizerJson,
-  type Llama2cTokenizerJson,
-  type LoomTokenizerJson,
-  tokenizerFromJSON,
-} from './formats/loom-json';
+  describeJson,
+  isJsonObject,
+  type JsonObject,
+  jsonFail,
+  parseJson,
+  readArray,
+  readBoolean,
+  readChoice,
+  readInteger,
+  readNumber,
+  readObject,
+  readOptionalId,
+  readOptionalString,
+  readPositiveNumber,
+  readString,
+} from './formats/json-read';
+export { tokenizerFromJSON } from './formats/loom-json';
 export { type TiktokenOptions, tokenizerFromTiktoken } from './formats/tiktoken';
+export type {
+  BpeTokenizerJson,
+  CharTokenizerJson,
+  HfTokenizerJson,
+  Llama2cTokenizerJson,
+  LoomTokenizerJson,
+  UnknownCharPolicy,
+} from './formats/tokenizer-json';
 export { HfChatTemplate, type HfChatTemplateOptions } from './hf/chat-template';
 export { HfTokenizer } from './hf/pipeline';
 export { type Llama2cVocab, parseLlama2cTokenizer } from './llama2c/format';
 export { Llama2cTokenizer } from './llama2c/tokenizer';
+export type { SpecialToken } from './special-token';
 export { StreamDecoder } from './stream-decoder';
-export type {
-  EncodeOptions,
-  SpecialToken,
-  SpecialTokenHandling,
-  Tokenizer,
-  TokenizerKind,
-} from './tokenizer';
+export type { EncodeOptions, SpecialTokenHandling, Tokenizer, TokenizerKind } from './tokenizer';

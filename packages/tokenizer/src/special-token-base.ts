@@ -1,5 +1,6 @@
+import type { SpecialToken } from './special-token';
 import type { SpecialTokenSet } from './special-tokens';
-import type { EncodeOptions, SpecialToken } from './tokenizer';
+import type { EncodeOptions } from './tokenizer';
 
 /**
  * What every tokenizer does the same way: BOS, EOS and the special tokens come from its

@@ -1,4 +1,5 @@
-import type { EncodeOptions, SpecialToken } from './tokenizer';
+import type { SpecialToken } from './special-token';
+import type { EncodeOptions } from './tokenizer';
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

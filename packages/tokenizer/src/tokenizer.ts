@@ -1,4 +1,5 @@
-import type { LoomTokenizerJson } from './formats/loom-json';
+import type { LoomTokenizerJson } from './formats/tokenizer-json';
+import type { SpecialToken } from './special-token';
 
 /** The tokenizer families Loom implements (`hf`: a Hugging Face tokenizer.json pipeline). */
 export type TokenizerKind = 'char' | 'bpe' | 'llama2c' | 'hf';
@@ -22,12 +23,6 @@ export interface EncodeOptions {
    * (Llama 2 and Gemma prepend BOS this way). Other tokenizers have none and ignore it.
    */
   readonly addSpecialTokens?: boolean;
-}
-
-/** A special (control) token: the text that names it and its id. */
-export interface SpecialToken {
-  readonly text: string;
-  readonly id: number;
 }
 
 /**

@@ -86,18 +86,18 @@ describe('Hugging Face tokenizer.json', () => {
       malformed((j) => {
         j.model!.vocab = { ...(j.model!.vocab as object), zz: 'x' };
       }),
-    ).toThrow('bad.json: key "model.vocab["zz"]": expected an integer from 0 to 259, got "x"');
+    ).toThrow('bad.json: key "model.vocab["zz"]": expected an integer from 0 to 259, found "x"');
     // Ids number the entries: one far beyond them would size the id table by a hostile file.
     expect(
       malformed((j) => {
         j.model!.vocab = { ...(j.model!.vocab as object), zz: 1e8 };
       }),
-    ).toThrow('bad.json: key "model.vocab["zz"]": expected an integer from 0 to 259, got 100000000');
+    ).toThrow('bad.json: key "model.vocab["zz"]": expected an integer from 0 to 259, found 100000000');
     expect(
       malformed((j) => {
         j.model!.merges = ['Ġ t', 'oops'];
       }),
-    ).toThrow('bad.json: key "model.merges[1]": expected "left right" or ["left", "right"], got "oops"');
+    ).toThrow('bad.json: key "model.merges[1]": expected "left right" or ["left", "right"], found "oops"');
     expect(
       malformed((j) => {
         j.model!.merges = [['Ġ', 'nope']];
@@ -107,12 +107,12 @@ describe('Hugging Face tokenizer.json', () => {
       malformed((j) => {
         j.model!.merges = 7;
       }),
-    ).toThrow('bad.json: key "model.merges": expected an array, got 7');
+    ).toThrow('bad.json: key "model.merges": expected an array, found 7');
     expect(
       malformed((j) => {
         j.model = undefined;
       }),
-    ).toThrow('bad.json: key "model": expected an object, got nothing');
+    ).toThrow('bad.json: key "model": expected an object, found nothing');
     expect(
       malformed((j) => {
         j.pre_tokenizer = { type: 'Whatever' };
@@ -181,7 +181,7 @@ describe('Loom tokenizer JSON', () => {
   it('rejects malformed Loom JSON, naming the key', () => {
     const json = JSON.parse(JSON.stringify(CharTokenizer.fromCorpus('abc').toJSON()));
     expect(() => tokenizerFromJSON({ ...json, kind: 'word' }, 'x.json')).toThrow(
-      'x.json: key "kind": expected one of "char", "bpe", "llama2c", "hf", got "word"',
+      'x.json: key "kind": expected one of "char", "bpe", "llama2c", "hf", found "word"',
     );
     expect(() => tokenizerFromJSON({ ...json, characters: ['a', 'bc'] }, 'x.json')).toThrow(
       'vocabulary entry 1 is "bc"; expected exactly one Unicode character',

@@ -1,9 +1,10 @@
 import { ByteSink } from '../byte-sink';
-import type { BpeTokenizerJson } from '../formats/loom-json';
+import type { BpeTokenizerJson } from '../formats/tokenizer-json';
 import { checkId } from '../ids';
+import type { SpecialToken } from '../special-token';
 import { SpecialTokenBase } from '../special-token-base';
 import { SpecialTokenSet } from '../special-tokens';
-import type { SpecialToken, Tokenizer } from '../tokenizer';
+import type { Tokenizer } from '../tokenizer';
 import { bytesKey, utf8Decode, utf8DecodeStrict, utf8Encode, utf8EncodeInto } from '../utf8';
 import { bytesToUnicode } from './byte-unicode';
 import { bytePairMerge } from './merge';

@@ -64,18 +64,27 @@ interface Candidate {
   readonly right: number;
 }
 
+/** Candidate pairs of the long piece being merged (empty between calls). */
+const heap = new Heap<Candidate>(
+  (a, b) => a.priority < b.priority || (a.priority === b.priority && a.left < b.left),
+);
+/** Scratch linked list over the symbols of the long piece being merged, grown as needed. */
+let next = new Int32Array(0);
+let prev = new Int32Array(0);
+let removed = new Uint8Array(0);
+
 function mergeLong(ids: Int32Array, length: number, pairs: PairTable, out: number[]): void {
+  if (next.length < length) {
+    next = new Int32Array(Math.max(length, 2 * next.length));
+    prev = new Int32Array(next.length);
+    removed = new Uint8Array(next.length);
+  }
   // A doubly linked list of symbols; node indices keep their order, so a smaller left index is further left.
-  const next = new Int32Array(length);
-  const prev = new Int32Array(length);
-  const removed = new Uint8Array(length);
   for (let i = 0; i < length; i++) {
     next[i] = i + 1;
     prev[i] = i - 1;
+    removed[i] = 0;
   }
-  const heap = new Heap<Candidate>(
-    (a, b) => a.priority < b.priority || (a.priority === b.priority && a.left < b.left),
-  );
   const offer = (left: number, right: number): void => {
     const priority = pairs.priority(ids[left], ids[right]);
     if (priority !== NO_MERGE) heap.push({ priority, left, right });

@@ -2,8 +2,8 @@ import { parseLlama2cTokenizer } from '../llama2c/format';
 import { Llama2cTokenizer } from '../llama2c/tokenizer';
 import type { Tokenizer } from '../tokenizer';
 import { utf8Decode } from '../utf8';
-import { parseJsonText, tokenizerFromHfJson } from './hf-json';
-import { isObject } from './json-read';
+import { tokenizerFromHfJson } from './hf-json';
+import { isJsonObject, parseJson } from './json-read';
 import { isLoomTokenizerJson, tokenizerFromJSON } from './loom-json';
 import { tokenizerFromTiktoken } from './tiktoken';
 
@@ -19,9 +19,9 @@ function sniff(bytes: Uint8Array, source: string): Sniffed {
   let first = 0;
   while (first < bytes.length && /\s/.test(String.fromCharCode(bytes[first]))) first++;
   if (bytes[first] === 0x7b) {
-    const json = parseJsonText(utf8Decode(bytes), source);
+    const json = parseJson(utf8Decode(bytes), source);
     if (isLoomTokenizerJson(json)) return { format: 'loom-json', json };
-    if (isObject(json) && isObject(json.model)) return { format: 'hf-json', json };
+    if (isJsonObject(json) && isJsonObject(json.model)) return { format: 'hf-json', json };
     return { format: undefined, reason: 'JSON with neither "format": "loom-tokenizer" nor a "model" object' };
   }
   const firstLine = utf8Decode(bytes.subarray(0, 300)).split('\n')[0];

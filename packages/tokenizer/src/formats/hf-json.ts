@@ -3,15 +3,16 @@ import { ByteLevelBpeTokenizer } from '../bpe/encoder';
 import { type AddedTokenJson, readAddedTokens } from '../hf/added-tokens';
 import { compileDecoder } from '../hf/decoders';
 import { compileModel } from '../hf/models';
+import { readMerge } from '../hf/models/read-merge';
 import { compileNormalizer } from '../hf/normalizers';
 import { HfTokenizer } from '../hf/pipeline';
 import { compilePostProcessor } from '../hf/post-processors';
 import { compilePreTokenizer } from '../hf/pre-tokenizers';
 import type { Tokenizer } from '../tokenizer';
 import {
-  describe,
-  isObject,
+  isJsonObject,
   type JsonObject,
+  parseJson,
   readArray,
   readInteger,
   readObject,
@@ -30,15 +31,6 @@ export interface HfJsonOptions {
   /** BOS/EOS ids, overriding the config (`null`: none). */
   readonly bos?: number | null;
   readonly eos?: number | null;
-}
-
-/** Parses JSON text, naming the source when it is not JSON. */
-export function parseJsonText(text: string, source: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new Error(`${source}: not valid JSON (${error instanceof Error ? error.message : String(error)})`);
-  }
 }
 
 const BOS_NAMES = ['<|begin_of_text|>', '<s>', '<bos>', '<|endoftext|>'];
@@ -65,15 +57,15 @@ function isPlainGpt2(root: JsonObject, added: readonly AddedTokenJson[]): boolea
   ];
   return (
     isUnset(root.normalizer) &&
-    isObject(pre) &&
+    isJsonObject(pre) &&
     pre.type === 'ByteLevel' &&
     isUnset(pre.add_prefix_space) &&
     pre.use_regex !== false &&
-    isObject(model) &&
+    isJsonObject(model) &&
     (model.type === undefined || model.type === 'BPE') &&
     plainModelKeys.every((key) => isUnset(model[key])) &&
-    (isUnset(post) || (isObject(post) && post.type === 'ByteLevel')) &&
-    isObject(decoder) &&
+    (isUnset(post) || (isJsonObject(post) && post.type === 'ByteLevel')) &&
+    isJsonObject(decoder) &&
     decoder.type === 'ByteLevel' &&
     added.every((token) => token.special && !token.lstrip && !token.rstrip && !token.single_word)
   );
@@ -149,17 +141,7 @@ function fastGpt2(
   }
   const merges = readArray(model.merges, source, 'model.merges').map((entry, index): [number, number] => {
     const path = `model.merges[${index}]`;
-    const parts =
-      typeof entry === 'string'
-        ? entry.split(' ')
-        : Array.isArray(entry) && entry.every((p) => typeof p === 'string')
-          ? entry
-          : undefined;
-    if (parts === undefined || parts.length !== 2 || parts[0] === '' || parts[1] === '') {
-      throw new Error(
-        `${source}: key "${path}": expected "left right" or ["left", "right"], got ${describe(entry)}`,
-      );
-    }
+    const [left, right] = readMerge(entry, source, path);
     const idOf = (token: string): number => {
       const id = idOfToken.get(token);
       if (id === undefined) {
@@ -169,7 +151,7 @@ function fastGpt2(
       }
       return id;
     };
-    return [idOf(parts[0]), idOf(parts[1])];
+    return [idOf(left), idOf(right)];
   });
   const specialOnly = (text: string) => specialIds.get(text);
   return new ByteLevelBpeTokenizer({
@@ -190,13 +172,13 @@ function fastGpt2(
  */
 export function tokenizerFromHfJson(json: unknown, options: HfJsonOptions = {}): Tokenizer {
   const source = options.source ?? 'tokenizer.json';
-  const root = readObject(typeof json === 'string' ? parseJsonText(json, source) : json, source, '(root)');
+  const root = readObject(typeof json === 'string' ? parseJson(json, source) : json, source, '(root)');
   const config =
     options.config === undefined
       ? undefined
       : readObject(
           typeof options.config === 'string'
-            ? parseJsonText(options.config, `${source} (tokenizer_config.json)`)
+            ? parseJson(options.config, `${source} (tokenizer_config.json)`)
             : options.config,
           `${source} (tokenizer_config.json)`,
           '(root)',

@@ -1,14 +1,16 @@
 import { unicodeToBytes } from '../bpe/byte-unicode';
 import { ByteLevelBpeTokenizer } from '../bpe/encoder';
-import { CharTokenizer, type UnknownCharPolicy } from '../char';
+import { CharTokenizer } from '../char';
 import { LLAMA2C_SPECIAL_TOKENS, Llama2cTokenizer } from '../llama2c/tokenizer';
-import type { SpecialToken, Tokenizer } from '../tokenizer';
+import type { SpecialToken } from '../special-token';
+import type { Tokenizer } from '../tokenizer';
 import { utf8Encode } from '../utf8';
 import { base64Decode } from './base64';
-import { parseJsonText, tokenizerFromHfJson } from './hf-json';
+import { tokenizerFromHfJson } from './hf-json';
 import {
-  fail,
   type JsonObject,
+  jsonFail,
+  parseJson,
   readArray,
   readChoice,
   readInteger,
@@ -17,52 +19,6 @@ import {
   readOptionalId,
   readString,
 } from './json-read';
-
-/** Fields every Loom tokenizer JSON has. */
-interface LoomJsonBase {
-  readonly format: 'loom-tokenizer';
-  readonly version: 1;
-  readonly specialTokens: readonly SpecialToken[];
-  readonly bos: number | null;
-  readonly eos: number | null;
-}
-
-export interface CharTokenizerJson extends LoomJsonBase {
-  readonly kind: 'char';
-  /** One Unicode character per id. */
-  readonly characters: readonly string[];
-  readonly unknown: UnknownCharPolicy;
-}
-
-interface BpeJsonBase extends LoomJsonBase {
-  readonly kind: 'bpe';
-  /** The pre-tokenisation pattern; only GPT-2's exists today. */
-  readonly pattern: 'gpt2';
-  /** Bytes of each id in GPT-2's byte-to-unicode alphabet; null where a special token holds the id. */
-  readonly tokens: readonly (string | null)[];
-}
-
-/** See `BpeMerging` for what `ranks` and `merges` mean. */
-export type BpeTokenizerJson =
-  | (BpeJsonBase & { readonly merging: 'ranks' })
-  | (BpeJsonBase & { readonly merging: 'merges'; readonly merges: readonly (readonly [number, number])[] });
-
-export interface Llama2cTokenizerJson extends LoomJsonBase {
-  readonly kind: 'llama2c';
-  readonly maxTokenLength: number;
-  /** `utf8`: pieces are plain strings; `base64`: used when some piece is not valid UTF-8. */
-  readonly pieceEncoding: 'utf8' | 'base64';
-  readonly pieces: readonly string[];
-  readonly scores: readonly number[];
-}
-
-export interface HfTokenizerJson extends LoomJsonBase {
-  readonly kind: 'hf';
-  /** The Hugging Face tokenizer.json it was loaded from, as parsed. */
-  readonly tokenizer: unknown;
-}
-
-export type LoomTokenizerJson = CharTokenizerJson | BpeTokenizerJson | Llama2cTokenizerJson | HfTokenizerJson;
 
 /** True when a parsed JSON value claims to be a Loom tokenizer. */
 export function isLoomTokenizerJson(value: unknown): boolean {
@@ -88,7 +44,7 @@ function readCharJson(root: JsonObject, source: string): CharTokenizer {
   const specials = readSpecialTokens(root, source);
   specials.forEach((token, index) => {
     if (token.id !== characters.length + index) {
-      fail(
+      jsonFail(
         source,
         `specialTokens[${index}].id`,
         `${characters.length + index} (special ids follow the characters in order)`,
@@ -100,7 +56,7 @@ function readCharJson(root: JsonObject, source: string): CharTokenizer {
     const id = readOptionalId(root[key], source, key);
     if (id === undefined) return undefined;
     const token = specials.find((special) => special.id === id);
-    if (token === undefined) fail(source, key, 'the id of a special token', id);
+    if (token === undefined) jsonFail(source, key, 'the id of a special token', id);
     return token.text;
   };
   return new CharTokenizer(characters, {
@@ -119,7 +75,7 @@ function readBpeJson(root: JsonObject, source: string): ByteLevelBpeTokenizer {
     const text = readString(entry, source, `tokens[${index}]`);
     const bytes = unicodeToBytes(text);
     if (!(bytes instanceof Uint8Array))
-      fail(source, `tokens[${index}]`, "bytes in GPT-2's byte-to-unicode alphabet", text);
+      jsonFail(source, `tokens[${index}]`, "bytes in GPT-2's byte-to-unicode alphabet", text);
     return bytes;
   });
   const merging = readChoice(root.merging, ['ranks', 'merges'], source, 'merging');
@@ -128,7 +84,7 @@ function readBpeJson(root: JsonObject, source: string): ByteLevelBpeTokenizer {
       ? undefined
       : readArray(root.merges, source, 'merges').map((entry, index): [number, number] => {
           const pair = readArray(entry, source, `merges[${index}]`);
-          if (pair.length !== 2) fail(source, `merges[${index}]`, 'a pair of ids [left, right]', entry);
+          if (pair.length !== 2) jsonFail(source, `merges[${index}]`, 'a pair of ids [left, right]', entry);
           return [
             readInteger(pair[0], source, `merges[${index}][0]`),
             readInteger(pair[1], source, `merges[${index}][1]`),
@@ -150,7 +106,7 @@ function readLlama2cJson(root: JsonObject, source: string): Llama2cTokenizer {
     const text = readString(entry, source, `pieces[${index}]`);
     if (encoding === 'utf8') return utf8Encode(text);
     const bytes = base64Decode(text);
-    if (bytes === undefined) fail(source, `pieces[${index}]`, 'base64', text);
+    if (bytes === undefined) jsonFail(source, `pieces[${index}]`, 'base64', text);
     return bytes;
   });
   const scores = readArray(root.scores, source, 'scores').map((s, i) =>
@@ -158,7 +114,7 @@ function readLlama2cJson(root: JsonObject, source: string): Llama2cTokenizer {
   );
   const specials = readSpecialTokens(root, source);
   const expected = JSON.stringify(LLAMA2C_SPECIAL_TOKENS);
-  if (JSON.stringify(specials) !== expected) fail(source, 'specialTokens', expected, specials);
+  if (JSON.stringify(specials) !== expected) jsonFail(source, 'specialTokens', expected, specials);
   return new Llama2cTokenizer(
     {
       maxTokenLength: readInteger(root.maxTokenLength, source, 'maxTokenLength', 1),
@@ -171,9 +127,9 @@ function readLlama2cJson(root: JsonObject, source: string): Llama2cTokenizer {
 
 /** Rebuilds a tokenizer from the JSON value (or text) that its `toJSON()` produced. */
 export function tokenizerFromJSON(json: unknown, source = 'tokenizer JSON'): Tokenizer {
-  const root = readObject(typeof json === 'string' ? parseJsonText(json, source) : json, source, '(root)');
-  if (root.format !== 'loom-tokenizer') fail(source, 'format', '"loom-tokenizer"', root.format);
-  if (root.version !== 1) fail(source, 'version', '1 (the only version this Loom reads)', root.version);
+  const root = readObject(typeof json === 'string' ? parseJson(json, source) : json, source, '(root)');
+  if (root.format !== 'loom-tokenizer') jsonFail(source, 'format', '"loom-tokenizer"', root.format);
+  if (root.version !== 1) jsonFail(source, 'version', '1 (the only version this Loom reads)', root.version);
   const kind = readChoice(root.kind, ['char', 'bpe', 'llama2c', 'hf'], source, 'kind');
   switch (kind) {
     case 'char':

@@ -1,5 +1,5 @@
 import { ByteLevelBpeTokenizer } from '../bpe/encoder';
-import type { SpecialToken } from '../tokenizer';
+import type { SpecialToken } from '../special-token';
 import { base64Decode } from './base64';
 
 export interface TiktokenOptions {

@@ -1,7 +1,6 @@
 import { Template } from '@huggingface/jinja';
 import type { ChatMessage, ChatPromptOptions } from '../chat-template';
-import { parseJsonText } from '../formats/hf-json';
-import { fail, readArray, readObject, readString } from '../formats/json-read';
+import { jsonFail, parseJson, readArray, readObject, readString } from '../formats/json-read';
 import type { Tokenizer } from '../tokenizer';
 
 export interface HfChatTemplateOptions {
@@ -40,7 +39,7 @@ function readTemplate(value: unknown, name: string, source: string): string {
   });
   const found = entries.find((entry) => entry.name === name);
   if (found === undefined) {
-    fail(
+    jsonFail(
       source,
       'chat_template',
       `a template named ${JSON.stringify(name)} (or pass another name)`,
@@ -76,7 +75,7 @@ export class HfChatTemplate {
   static fromConfig(config: unknown, options: HfChatTemplateOptions = {}): HfChatTemplate | undefined {
     const source = options.source ?? 'tokenizer_config.json';
     const root = readObject(
-      typeof config === 'string' ? parseJsonText(config, source) : config,
+      typeof config === 'string' ? parseJson(config, source) : config,
       source,
       '(root)',
     );

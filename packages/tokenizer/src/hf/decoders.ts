@@ -1,15 +1,15 @@
 import { unicodeToBytes } from '../bpe/byte-unicode';
 import {
-  fail,
+  jsonFail,
   readArray,
   readBoolean,
   readChoice,
   readInteger,
   readObject,
   readString,
-  readType,
 } from '../formats/json-read';
 import { bytesKey, utf8Decode, utf8Encode } from '../utf8';
+import { readType } from './component-type';
 import { type PatternJson, readPattern } from './regex';
 
 /** The `decoder` shapes of tokenizer.json that Loom implements. */
@@ -132,7 +132,8 @@ export function compileDecoder(value: unknown, source: string, path: string): De
     }
     case 'Metaspace': {
       const replacement = readString(json.replacement ?? '▁', source, `${path}.replacement`);
-      if ([...replacement].length !== 1) fail(source, `${path}.replacement`, 'one character', replacement);
+      if ([...replacement].length !== 1)
+        jsonFail(source, `${path}.replacement`, 'one character', replacement);
       const legacy = readBoolean(json.add_prefix_space, source, `${path}.add_prefix_space`, true);
       const scheme =
         json.prepend_scheme === undefined

@@ -1,4 +1,5 @@
-import { readArray, readBoolean, readObject, readString, readType } from '../formats/json-read';
+import { readArray, readBoolean, readObject, readString } from '../formats/json-read';
+import { readType } from './component-type';
 import { type PatternJson, readPattern } from './regex';
 
 /** The `normalizer` shapes of tokenizer.json that Loom implements. */

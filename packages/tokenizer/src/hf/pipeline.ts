@@ -1,6 +1,7 @@
-import type { HfTokenizerJson } from '../formats/loom-json';
+import type { HfTokenizerJson } from '../formats/tokenizer-json';
 import { checkId } from '../ids';
-import type { EncodeOptions, SpecialToken, Tokenizer } from '../tokenizer';
+import type { SpecialToken } from '../special-token';
+import type { EncodeOptions, Tokenizer } from '../tokenizer';
 import { utf8Decode } from '../utf8';
 import { type AddedTokenJson, AddedTokenMatcher, type Section } from './added-tokens';
 import { byteString, type Decode } from './decoders';

@@ -1,12 +1,12 @@
 import {
-  fail,
   type JsonObject,
+  jsonFail,
   readArray,
   readInteger,
   readObject,
   readString,
-  readType,
 } from '../formats/json-read';
+import { readType } from './component-type';
 
 /** One item of a TemplateProcessing template. */
 export type TemplatePieceJson =
@@ -47,7 +47,7 @@ function compileTemplate(json: JsonObject, source: string, path: string, maxId: 
     const item = readObject(entry, source, where);
     if (item.Sequence !== undefined) {
       const id = readObject(item.Sequence, source, `${where}.Sequence`).id;
-      if (id !== 'A') fail(source, `${where}.Sequence.id`, '"A" (the single-sequence template)', id);
+      if (id !== 'A') jsonFail(source, `${where}.Sequence.id`, '"A" (the single-sequence template)', id);
       return undefined;
     }
     const name = readString(
@@ -66,7 +66,7 @@ function compileTemplate(json: JsonObject, source: string, path: string, maxId: 
 
 function readIdPair(value: unknown, source: string, path: string, maxId: number): number {
   const pair = readArray(value, source, path);
-  if (pair.length !== 2) fail(source, path, 'a [token, id] pair', value);
+  if (pair.length !== 2) jsonFail(source, path, 'a [token, id] pair', value);
   readString(pair[0], source, `${path}[0]`);
   return readInteger(pair[1], source, `${path}[1]`, 0, maxId);
 }

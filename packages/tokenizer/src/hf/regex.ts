@@ -1,4 +1,4 @@
-import { fail, readObject, readString } from '../formats/json-read';
+import { jsonFail, readObject, readString } from '../formats/json-read';
 
 /** A tokenizer.json pattern: a literal string or an Oniguruma regex (the Rust `tokenizers` crate's engine). */
 export type PatternJson = { readonly String: string } | { readonly Regex: string };
@@ -158,7 +158,7 @@ export function escapeRegExp(text: string): string {
 export function readPattern(value: unknown, source: string, path: string): RegExp {
   const object = readObject(value, source, path);
   if (typeof object.String === 'string') return new RegExp(escapeRegExp(object.String), 'gu');
-  if (object.Regex === undefined) fail(source, path, '{"String": ...} or {"Regex": ...}', value);
+  if (object.Regex === undefined) jsonFail(source, path, '{"String": ...} or {"Regex": ...}', value);
   const where = `${source}: key "${path}.Regex"`;
   const translated = onigurumaToJs(readString(object.Regex, source, `${path}.Regex`), where);
   try {

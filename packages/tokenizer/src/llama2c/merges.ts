@@ -1,90 +1,51 @@
 import { PairTable } from '../bpe/pair-table';
-import { Heap } from '../heap';
 
 /** run.c starts its best score at -1e10, so a merge scoring at or below it never happens. */
 const MIN_SCORE = -1e10;
 
-interface Candidate {
-  readonly score: number;
-  readonly left: number;
-  readonly merged: number;
+/**
+ * run.c's merges for one llama2.c vocabulary as a pair table, so that the byte-pair merge loop of `bpe/merge.ts`
+ * reproduces run.c's loop: run.c repeatedly merges the adjacent pair whose concatenated piece has the highest score
+ * (the leftmost among equals) until no adjacent pair concatenates to a piece. Here each pair `(left, right)` whose
+ * concatenation is a piece maps to that piece, with a priority that ranks the piece's score (0 for the highest
+ * score, equal scores equal ranks), so "lowest priority, leftmost among equals" picks run.c's pair at every step.
+ * run.c looks each concatenation up by string; here the pairs are looked up by id.
+ *
+ * `idOfKey` maps each piece (one char per byte) to its id, the first id when pieces repeat; every id merged must be
+ * such an id, as run.c's lookups return.
+ */
+export function scoredPairTable(
+  keys: readonly string[],
+  idOfKey: ReadonlyMap<string, number>,
+  scores: Float32Array,
+): PairTable {
+  const rankOf = scoreRanks(idOfKey, scores);
+  let splits = 0;
+  for (const key of keys) splits += Math.max(0, key.length - 1);
+  const pairs = new PairTable(splits);
+  for (const [key, merged] of idOfKey) {
+    const rank = rankOf.get(merged);
+    if (rank === undefined) continue;
+    // Every way of cutting the piece in two known pieces is a pair that run.c merges into it.
+    for (let cut = 1; cut < key.length; cut++) {
+      const left = idOfKey.get(key.slice(0, cut));
+      const right = idOfKey.get(key.slice(cut));
+      if (left !== undefined && right !== undefined) pairs.add(left, right, rank, merged);
+    }
+  }
+  return pairs;
 }
 
-/**
- * run.c's merge loop for one llama2.c vocabulary: repeatedly merges the adjacent pair whose concatenated piece has
- * the highest score (the leftmost among equals) until no adjacent pair concatenates to a piece. run.c looks each
- * concatenation up by string; here the pairs are looked up by id in a table built once from the vocabulary.
- */
-export class ScoredMerges {
-  private readonly pairs: PairTable;
-  private readonly heap = new Heap<Candidate>(
-    (a, b) => a.score > b.score || (a.score === b.score && a.left < b.left),
-  );
-  // Scratch linked list over the tokens of one call, grown as needed.
-  private next = new Int32Array(0);
-  private prev = new Int32Array(0);
-  private removed = new Uint8Array(0);
-
-  /**
-   * `idOfKey` maps each piece (one char per byte) to its id, the first id when pieces repeat; every id handed to
-   * {@link merge} must be such an id, as run.c's lookups return.
-   */
-  constructor(
-    keys: readonly string[],
-    idOfKey: ReadonlyMap<string, number>,
-    private readonly scores: Float32Array,
-  ) {
-    let splits = 0;
-    for (const key of keys) splits += Math.max(0, key.length - 1);
-    this.pairs = new PairTable(splits);
-    for (const [key, merged] of idOfKey) {
-      if (!(scores[merged] > MIN_SCORE)) continue;
-      // Every way of cutting the piece in two known pieces is a pair that run.c merges into it.
-      for (let cut = 1; cut < key.length; cut++) {
-        const left = idOfKey.get(key.slice(0, cut));
-        const right = idOfKey.get(key.slice(cut));
-        // The priority slot is unused: the merge's score decides.
-        if (left !== undefined && right !== undefined) this.pairs.add(left, right, 0, merged);
-      }
-    }
-  }
-
-  /**
-   * Merges `ids[0, n)` as run.c does and appends the result to `out`, in O(n log n): a heap of candidate pairs over
-   * a linked list instead of run.c's rescans, picking the same pair at every step (node indices keep their order,
-   * so the smallest left index is the leftmost pair).
-   */
-  merge(ids: Int32Array, n: number, out: number[]): void {
-    if (this.next.length < n) {
-      this.next = new Int32Array(Math.max(n, 2 * this.next.length));
-      this.prev = new Int32Array(this.next.length);
-      this.removed = new Uint8Array(this.next.length);
-    }
-    const { next, prev, removed, heap, pairs } = this;
-    for (let i = 0; i < n; i++) {
-      next[i] = i + 1;
-      prev[i] = i - 1;
-      removed[i] = 0;
-    }
-    for (let i = 0; i + 1 < n; i++) this.offer(ids, i, i + 1);
-    for (let top = heap.pop(); top !== undefined; top = heap.pop()) {
-      const { left, merged } = top;
-      const right = next[left];
-      // Skip candidates made stale by an earlier merge.
-      if (removed[left] || right >= n || pairs.merged(ids[left], ids[right]) !== merged) continue;
-      ids[left] = merged;
-      removed[right] = 1;
-      const after = next[right];
-      next[left] = after;
-      if (after < n) prev[after] = left;
-      if (prev[left] >= 0) this.offer(ids, prev[left], left);
-      if (after < n) this.offer(ids, left, after);
-    }
-    for (let i = 0; i < n; i = next[i]) out.push(ids[i]);
-  }
-
-  private offer(ids: Int32Array, left: number, right: number): void {
-    const merged = this.pairs.merged(ids[left], ids[right]);
-    if (merged >= 0) this.heap.push({ score: this.scores[merged], left, merged });
-  }
+/** The rank of each mergeable piece's score, highest score first (0), equal scores sharing a rank. */
+function scoreRanks(idOfKey: ReadonlyMap<string, number>, scores: Float32Array): Map<number, number> {
+  const ids = [...idOfKey.values()]
+    .filter((id) => scores[id] > MIN_SCORE)
+    .sort((a, b) => (scores[a] > scores[b] ? -1 : scores[a] < scores[b] ? 1 : 0));
+  const ranks = new Map<number, number>();
+  let rank = -1;
+  ids.forEach((id, i) => {
+    if (i === 0 || scores[id] !== scores[ids[i - 1]]) rank++;
+    ranks.set(id, rank);
+  });
+  return ranks;
 }

@@ -1,4 +1,5 @@
-import type { ScoredMerges } from './merges';
+import { mergeSymbols } from '../bpe/merge';
+import type { PairTable } from '../bpe/pair-table';
 
 /** A token whose piece starts with a byte that no piece holds past its start: nothing ever merges onto its left. */
 const CUT_BEFORE = 1;
@@ -28,10 +29,13 @@ export class SegmentedMerge {
   private ids = new Int32Array(1024);
   private length = 0;
 
-  /** `keys` are the pieces (one char per byte); pieces of any score count, which can only find fewer cuts. */
+  /**
+   * `keys` are the pieces (one char per byte); pieces of any score count, which can only find fewer cuts. `pairs`
+   * holds run.c's merges (see `scoredPairTable`).
+   */
   constructor(
     keys: readonly string[],
-    private readonly merges: ScoredMerges,
+    private readonly pairs: PairTable,
   ) {
     const inside = new Uint8Array(256);
     const beforeEnd = new Uint8Array(256);
@@ -70,7 +74,7 @@ export class SegmentedMerge {
 
   /** Merges the tokens pushed since the last cut and appends them to `out`. */
   flush(out: number[]): void {
-    this.merges.merge(this.ids, this.length, out);
+    mergeSymbols(this.ids, this.length, this.pairs, out);
     this.length = 0;
   }
 }

@@ -1,13 +1,14 @@
 import { ByteSink } from '../byte-sink';
 import { base64Encode } from '../formats/base64';
-import type { Llama2cTokenizerJson } from '../formats/loom-json';
+import type { Llama2cTokenizerJson } from '../formats/tokenizer-json';
 import { checkId } from '../ids';
+import type { SpecialToken } from '../special-token';
 import { SpecialTokenBase } from '../special-token-base';
 import { SpecialTokenSet } from '../special-tokens';
-import type { SpecialToken, Tokenizer } from '../tokenizer';
+import type { Tokenizer } from '../tokenizer';
 import { bytesKey, utf8Decode, utf8DecodeStrict, utf8Encode } from '../utf8';
 import type { Llama2cVocab } from './format';
-import { ScoredMerges } from './merges';
+import { scoredPairTable } from './merges';
 import { SegmentedMerge } from './segments';
 
 /** llama2.c's fixed ids. */
@@ -31,9 +32,10 @@ const UTF8_LEAD = [0, 0xc0, 0xe0, 0xf0];
  *   `<0xXX>` byte tokens when the character is not in the vocabulary, then repeatedly the adjacent pair whose
  *   merged piece has the highest score (leftmost on ties) is merged. With `specialTokens: 'parse'` each stretch of
  *   text between special tokens gets the leading space, as SentencePiece's legacy mode does.
- *   The merging runs word by word where the vocabulary allows it (see {@link SegmentedMerge}), each part with a heap
- *   (O(m log m) for m tokens), so encoding takes time and scratch memory linear in the text for text made of words,
- *   with the same result as run.c's quadratic loop.
+ *   The merging runs word by word where the vocabulary allows it (see {@link SegmentedMerge}), each part with the
+ *   byte-pair merge loop of `bpe/merge.ts` (a heap, O(m log m) for m tokens, when the part is long), so encoding
+ *   takes time and scratch memory linear in the text for text made of words, with the same result as run.c's
+ *   quadratic loop.
  * - decode: byte tokens become their byte, a piece right after BOS loses its leading space, and BOS/EOS (control
  *   tokens) produce no text.
  */
@@ -84,7 +86,7 @@ export class Llama2cTokenizer extends SpecialTokenBase implements Tokenizer {
         if (this.byteIds[value] < 0) this.byteIds[value] = id;
       }
     });
-    this.segments = new SegmentedMerge(keys, new ScoredMerges(keys, this.idOfKey, this.scores));
+    this.segments = new SegmentedMerge(keys, scoredPairTable(keys, this.idOfKey, this.scores));
   }
 
   override get bos(): number {

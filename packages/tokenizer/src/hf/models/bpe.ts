@@ -1,8 +1,8 @@
 import { mergeSymbols } from '../../bpe/merge';
 import { PairTable } from '../../bpe/pair-table';
 import {
-  fail,
   type JsonObject,
+  jsonFail,
   readArray,
   readBoolean,
   readNumber,
@@ -10,6 +10,7 @@ import {
 } from '../../formats/json-read';
 import { utf8Encode } from '../../utf8';
 import { type HfModel, PIECE_CACHE_LIMIT } from './model';
+import { readMerge } from './read-merge';
 import { byteFallbackIds, readVocab, requireToken } from './vocab';
 
 /** The `model` shape of a BPE tokenizer.json. */
@@ -25,19 +26,6 @@ export interface BpeModelJson {
   readonly continuing_subword_prefix?: string | null;
   readonly end_of_word_suffix?: string | null;
   readonly dropout?: number | null;
-}
-
-function readMerge(entry: unknown, source: string, path: string): readonly [string, string] {
-  const parts =
-    typeof entry === 'string'
-      ? entry.split(' ')
-      : Array.isArray(entry) && entry.every((part) => typeof part === 'string')
-        ? entry
-        : undefined;
-  if (parts === undefined || parts.length !== 2 || parts[0] === '' || parts[1] === '') {
-    fail(source, path, '"left right" or ["left", "right"]', entry);
-  }
-  return [parts[0], parts[1]];
 }
 
 /** BPE as the Rust `tokenizers` crate runs it: characters (or bytes) merged by merge priority, leftmost first. */
@@ -120,7 +108,12 @@ export function compileBpe(json: JsonObject, source: string, path: string, maxId
       ? 0
       : readNumber(json.dropout, source, `${path}.dropout`);
   if (dropout !== 0)
-    fail(source, `${path}.dropout`, 'null or 0 (dropout is random; Loom encodes deterministically)', dropout);
+    jsonFail(
+      source,
+      `${path}.dropout`,
+      'null or 0 (dropout is random; Loom encodes deterministically)',
+      dropout,
+    );
   const vocab = readVocab(json.vocab, source, `${path}.vocab`, maxId);
   const prefix = readOptionalString(
     json.continuing_subword_prefix,

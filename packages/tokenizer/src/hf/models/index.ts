@@ -1,4 +1,5 @@
-import { readObject, readType } from '../../formats/json-read';
+import { readObject } from '../../formats/json-read';
+import { readType } from '../component-type';
 import { type BpeModelJson, compileBpe } from './bpe';
 import type { HfModel } from './model';
 import { compileUnigram, type UnigramModelJson } from './unigram';

@@ -1,6 +1,6 @@
 import {
-  fail,
   type JsonObject,
+  jsonFail,
   readArray,
   readBoolean,
   readNumber,
@@ -116,14 +116,14 @@ export function compileUnigram(json: JsonObject, source: string, path: string): 
   entries.forEach((entry, id) => {
     const where = `${path}.vocab[${id}]`;
     const pair = readArray(entry, source, where);
-    if (pair.length !== 2) fail(source, where, 'a [piece, score] pair', entry);
+    if (pair.length !== 2) jsonFail(source, where, 'a [piece, score] pair', entry);
     const piece = readString(pair[0], source, `${where}[0]`);
     if (!vocab.has(piece)) vocab.set(piece, id);
     scores[id] = readNumber(pair[1], source, `${where}[1]`);
   });
   const unk = readOptionalId(json.unk_id, source, `${path}.unk_id`);
   if (unk !== undefined && unk >= entries.length)
-    fail(source, `${path}.unk_id`, `an id below ${entries.length}`, unk);
+    jsonFail(source, `${path}.unk_id`, `an id below ${entries.length}`, unk);
   return new UnigramModel(
     vocab,
     scores,

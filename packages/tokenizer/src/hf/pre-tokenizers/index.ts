@@ -1,12 +1,12 @@
 import {
-  fail,
+  jsonFail,
   readArray,
   readBoolean,
   readChoice,
   readObject,
   readString,
-  readType,
 } from '../../formats/json-read';
+import { readType } from '../component-type';
 import { type PatternJson, readPattern } from '../regex';
 import { byteLevelSplit } from './byte-level';
 import {
@@ -79,7 +79,7 @@ function compileMetaspace(
   path: string,
 ): PreTokenize {
   const replacement = readString(json.replacement ?? '▁', source, `${path}.replacement`);
-  if ([...replacement].length !== 1) fail(source, `${path}.replacement`, 'one character', replacement);
+  if ([...replacement].length !== 1) jsonFail(source, `${path}.replacement`, 'one character', replacement);
   const legacy = readBoolean(json.add_prefix_space, source, `${path}.add_prefix_space`, true);
   const prependScheme =
     json.prepend_scheme === undefined
@@ -128,7 +128,7 @@ export function compilePreTokenizer(value: unknown, source: string, path: string
     }
     case 'CharDelimiterSplit': {
       const delimiter = readString(json.delimiter, source, `${path}.delimiter`);
-      if ([...delimiter].length !== 1) fail(source, `${path}.delimiter`, 'one character', delimiter);
+      if ([...delimiter].length !== 1) jsonFail(source, `${path}.delimiter`, 'one character', delimiter);
       return each(delimiterSplitter(delimiter));
     }
     case 'Whitespace':
