@@ -18,5 +18,8 @@ export function describeConfig(config: ModelConfig): string {
     `vocab=${config.vocabSize}`,
     `seqLen=${config.maxSeqLen}`,
     config.tiedEmbeddings ? 'tied' : 'untied',
+    ...(config.headDim === undefined ? [] : [`headDim=${config.headDim}`]),
+    ...(config.qkvBias ? ['qkvBias'] : []),
+    ...(config.qkNorm ? ['qkNorm'] : []),
   ].join(' ');
 }

@@ -12,7 +12,15 @@ export { detectModelFormat, type ModelFileFormat } from './detect';
 export { type DirectoryLock, LOCK_FILE, type LockHolder, type LockOptions, lockDirectory } from './dir-lock';
 export { readRegularFile } from './file-source';
 export { readLlama2cFile, readSafetensorsFile, writeLlama2cFile, writeSafetensorsFile } from './files';
-export { type GgufVocabulary, type GgufWeightType, type GgufWriteOptions, serializeGguf } from './gguf/write';
+export {
+  GGUF_FALLBACK,
+  type GgufTensorType,
+  type GgufVocabulary,
+  type GgufWeightType,
+  type GgufWriteOptions,
+  ggufTensorTypes,
+  serializeGguf,
+} from './gguf/write';
 export { parseHfConfig, toHfConfig } from './hf/config';
 export { fromHfTensors, toHfTensors } from './hf/names';
 export { hfToLoomRotary, loomToHfRotary } from './hf/rotary';
@@ -27,6 +35,8 @@ export {
   parseLoomConfigJson,
 } from './loom-config';
 export { type LoadedModel, type LoadedModelFormat, parseModel } from './parse-model';
+export { type PeftLoraConfig, peftConfigOf, settingsFromPeftConfig } from './peft/adapter-config';
+export { loadLoraAdapter, PEFT_FILES, peftTensorsOf, saveLoraAdapter } from './peft/adapter-files';
 export { parseSafetensors, type SafetensorsContents } from './safetensors/read';
 export { type SafetensorsWriteOptions, serializeSafetensors } from './safetensors/write';
 export {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { parseJson } from '@loom/tokenizer';
 import { statRegularFile } from './file-source';
-import { parseJson } from './json';
 
 /** A config.json larger than this is not a model config. */
 export const MAX_CONFIG_BYTES = 16 << 20;

@@ -1,5 +1,4 @@
 import { CONFIG_LIMITS, type ConfigSize, PRESETS, validateConfig } from '@loom/nn';
-import type { ModelConfig } from './config';
 import {
   isJsonObject,
   type JsonObject,
@@ -9,7 +8,8 @@ import {
   readObject,
   readPositiveNumber,
   readString,
-} from './json';
+} from '@loom/tokenizer';
+import type { ModelConfig } from './config';
 
 /** The marker that tells a Loom `config.json` from a Hugging Face one. */
 export const LOOM_FORMAT = 'loom';
@@ -32,7 +32,14 @@ export function isLoomConfigJson(json: unknown): boolean {
   return isJsonObject(json) && json.format === LOOM_FORMAT;
 }
 
-/** The JSON text of a Loom config.json: `format`, `version`, the ModelConfig fields, then `files`. */
+function absent(value: unknown): boolean {
+  return value === undefined || value === null;
+}
+
+/**
+ * The JSON text of a Loom config.json: `format`, `version`, the ModelConfig fields (the optional headDim, qkvBias
+ * and qkNorm only when set), then `files`.
+ */
 export function loomConfigJsonText(contents: LoomConfigJson): string {
   const { config } = contents;
   const json = {
@@ -50,6 +57,9 @@ export function loomConfigJsonText(contents: LoomConfigJson): string {
     ropeTheta: config.ropeTheta,
     tiedEmbeddings: config.tiedEmbeddings,
     bias: config.bias,
+    ...(config.headDim === undefined ? {} : { headDim: config.headDim }),
+    ...(config.qkvBias === undefined ? {} : { qkvBias: config.qkvBias }),
+    ...(config.qkNorm === undefined ? {} : { qkNorm: config.qkNorm }),
     files: contents.files,
   };
   return `${JSON.stringify(json, null, 2)}\n`;
@@ -93,6 +103,11 @@ export function parseLoomConfigJson(json: unknown, source = 'config.json'): Loom
     ropeTheta: readPositiveNumber(object.ropeTheta, source, 'ropeTheta'),
     tiedEmbeddings: readBoolean(object.tiedEmbeddings, source, 'tiedEmbeddings'),
     bias: readBoolean(object.bias, source, 'bias'),
+    ...(absent(object.headDim)
+      ? {}
+      : { headDim: readInteger(object.headDim, source, 'headDim', 1, CONFIG_LIMITS.hiddenDim) }),
+    ...(absent(object.qkvBias) ? {} : { qkvBias: readBoolean(object.qkvBias, source, 'qkvBias') }),
+    ...(absent(object.qkNorm) ? {} : { qkNorm: readBoolean(object.qkNorm, source, 'qkNorm') }),
   };
   validateConfig(config, source);
   return { config, files: readFiles(object.files, source) };

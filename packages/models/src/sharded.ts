@@ -1,9 +1,9 @@
 import { basename, join } from 'node:path';
+import { readObject, readString } from '@loom/tokenizer';
 import { withFileSource } from './file-source';
 import { checkFiniteWeights } from './finite';
 import { parseHfConfig } from './hf/config';
 import { fromHfTensors } from './hf/names';
-import { readObject, readString } from './json';
 import { readJsonFile } from './json-file';
 import type { LoadedModel } from './parse-model';
 import { readSafetensors } from './safetensors/read';

@@ -1,4 +1,4 @@
-import { kvDim, validateConfig } from '@loom/nn';
+import { headDim, kvDim, qDim, qkvHasBias, validateConfig } from '@loom/nn';
 import { showShape, sizeOf } from '@loom/tensor';
 import { describeConfig, type ModelConfig } from './config';
 import type { NamedTensor, StoredTensor } from './tensor';
@@ -11,7 +11,7 @@ export interface TensorSpec {
 
 /**
  * Every parameter of a model of this config, with its Loom name and shape, in Loom's canonical order (the order
- * Loom writes them). Weight matrices are [out, in].
+ * Loom writes them). Weight matrices are [out, in]; q/k/v biases (Qwen2) and q/k norms (Qwen3) follow the config.
  */
 export function expectedTensors(config: ModelConfig): TensorSpec[] {
   const { dim, hiddenDim, vocabSize } = config;
@@ -21,19 +21,23 @@ export function expectedTensors(config: ModelConfig): TensorSpec[] {
     add(`${prefix}.weight`, [dim]);
     if (config.bias) add(`${prefix}.bias`, [dim]);
   };
-  const linear = (prefix: string, out: number, inputs: number) => {
+  const linear = (prefix: string, out: number, inputs: number, bias = config.bias) => {
     add(`${prefix}.weight`, [out, inputs]);
-    if (config.bias) add(`${prefix}.bias`, [out]);
+    if (bias) add(`${prefix}.bias`, [out]);
   };
   add('tok_embeddings.weight', [vocabSize, dim]);
   if (config.preset === 'gpt2') add('pos_embeddings.weight', [config.maxSeqLen, dim]);
   for (let layer = 0; layer < config.numLayers; layer++) {
     const prefix = `layers.${layer}`;
     norm(`${prefix}.attention_norm`);
-    linear(`${prefix}.attention.wq`, dim, dim);
-    linear(`${prefix}.attention.wk`, kvDim(config), dim);
-    linear(`${prefix}.attention.wv`, kvDim(config), dim);
-    linear(`${prefix}.attention.wo`, dim, dim);
+    linear(`${prefix}.attention.wq`, qDim(config), dim, qkvHasBias(config));
+    linear(`${prefix}.attention.wk`, kvDim(config), dim, qkvHasBias(config));
+    linear(`${prefix}.attention.wv`, kvDim(config), dim, qkvHasBias(config));
+    linear(`${prefix}.attention.wo`, dim, qDim(config));
+    if (config.qkNorm) {
+      add(`${prefix}.attention.q_norm.weight`, [headDim(config)]);
+      add(`${prefix}.attention.k_norm.weight`, [headDim(config)]);
+    }
     norm(`${prefix}.ffn_norm`);
     linear(`${prefix}.feed_forward.w1`, hiddenDim, dim);
     linear(`${prefix}.feed_forward.w2`, dim, hiddenDim);

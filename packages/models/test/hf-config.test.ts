@@ -118,7 +118,7 @@ describe('Hugging Face config.json', () => {
         parseHfConfig({ architectures: ['MistralForCausalLM'], model_type: 'mistral' }, 'c.json'),
       ),
     ).toBe(
-      'c.json: architectures ["MistralForCausalLM"] and model_type "mistral" name no model Loom loads; expected LlamaForCausalLM (model_type "llama") or GPT2LMHeadModel (model_type "gpt2")',
+      'c.json: architectures ["MistralForCausalLM"] and model_type "mistral" name no model Loom loads; expected LlamaForCausalLM (model_type "llama"), Qwen2ForCausalLM (model_type "qwen2"), Qwen3ForCausalLM (model_type "qwen3") or GPT2LMHeadModel (model_type "gpt2")',
     );
     expect(errorOf(() => parseHfConfig([1], 'c.json'))).toMatch(/key "\(top level\)": expected an object/);
   });
@@ -129,13 +129,13 @@ describe('Hugging Face config.json', () => {
       /^c\.json: key "rope_scaling" is \{.*Loom implements plain RoPE/,
     );
     expect(errorOf(() => parseHfConfig({ ...llamaJson, attention_bias: true }, 'c.json'))).toMatch(
-      /key "attention_bias" is true; Loom’s llama preset has no biases/,
+      /key "attention_bias" is true; it puts a bias on o_proj too, which Loom does not have/,
     );
     expect(errorOf(() => parseHfConfig({ ...llamaJson, hidden_act: 'gelu' }, 'c.json'))).toMatch(
       /expected "silu"/,
     );
-    expect(errorOf(() => parseHfConfig({ ...llamaJson, head_dim: 128 }, 'c.json'))).toMatch(
-      /head_dim = .* = 64/,
+    expect(errorOf(() => parseHfConfig({ ...llamaJson, mlp_bias: true }, 'c.json'))).toMatch(
+      /key "mlp_bias" is true; Loom’s feed-forward layers have no biases/,
     );
     expect(errorOf(() => parseHfConfig({ ...gpt2Json, activation_function: 'relu' }, 'c.json'))).toMatch(
       /key "activation_function": expected one of "gelu_new", "gelu_pytorch_tanh", found "relu"/,

@@ -70,7 +70,7 @@ describe('validateTensors', () => {
       /wrong shape \(1\): norm\.weight \[8\] has 3 values/,
     );
     expect(errorOf(() => validateTensors({ ...tinyLlama, numHeads: 3 }, tensors, 'm'))).toBe(
-      'm: invalid model config: dim=8 must be a multiple of numHeads=3',
+      'm: invalid model config: dim=8 must be a multiple of numHeads=3, or headDim must be given',
     );
   });
 });

@@ -1,4 +1,4 @@
-import { compare, full, matmul, rope, scope, type Tensor, tensor, where } from '@loom/tensor';
+import { compare, full, matmul, scope, type Tensor, tensor, where } from '@loom/tensor';
 import { headDim } from './config';
 import type { TransformerLM } from './transformer';
 
@@ -58,18 +58,15 @@ function attentionInput(model: TransformerLM, ids: Tensor, layer: number): Tenso
 /** softmax(q·kᵀ/√headDim + causal mask) of block `layer` for ids [1, T]. -> [H, T, T]. */
 function probabilities(model: TransformerLM, ids: Tensor, layer: number): Tensor {
   const { config, backend } = model;
-  const { numHeads, numKvHeads, ropeTheta, preset } = config;
+  const { numHeads, numKvHeads } = config;
   const hd = headDim(config);
   const t = ids.shape[1];
   const group = numHeads / numKvHeads;
   const x = attentionInput(model, ids, layer);
-  const { wq, wk } = model.layers[layer].attention;
-  let q = wq.forward(x).reshape([1, t, numHeads, hd]); // [1, T, H, hd]
-  let k = wk.forward(x).reshape([1, t, numKvHeads, hd]); // [1, T, Hkv, hd]
-  if (preset === 'llama') {
-    q = rope(q, { offset: 0, theta: ropeTheta });
-    k = rope(k, { offset: 0, theta: ropeTheta });
-  }
+  const attention = model.layers[layer].attention;
+  const projected = attention.project(x); // q [1, T, H, hd], k [1, T, Hkv, hd]
+  const q = attention.rotate(projected.q, 0); // [1, T, H, hd]
+  const k = attention.rotate(projected.k, 0); // [1, T, Hkv, hd]
   // Query head h = kv * group + g reads kv head kv = floor(h / group), as the attention does.
   const qg = q
     .mul(1 / Math.sqrt(hd))
@@ -90,8 +87,8 @@ function probabilities(model: TransformerLM, ids: Tensor, layer: number): Tensor
 
 /**
  * The attention probabilities block `layer` of `model` gives `tokens` (at positions 0, 1, ...): the forward pass
- * runs up to that block, then softmax(q·kᵀ/√headDim + causal mask) with the block's own projections and RoPE
- * (llama), query head h reading kv head floor(h / (numHeads / numKvHeads)). Returns [heads, T, T] row-major
+ * runs up to that block, then softmax(q·kᵀ/√headDim + causal mask) with the block's own projections (their
+ * biases and q/k norms, if any) and RoPE (llama), query head h reading kv head floor(h / (numHeads / numKvHeads)). Returns [heads, T, T] row-major
  * (heads = 1 when `head` is given): row i is query i's weights over keys 0..T-1, summing to 1, zero above the
  * diagonal. These are the weights the layer applies to its values. Dropout is not applied: for inspection.
  */

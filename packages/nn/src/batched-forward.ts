@@ -1,4 +1,4 @@
-import { attention, concat, rope, scope, type Tensor, tensor } from '@loom/tensor';
+import { attention, concat, scope, type Tensor, tensor } from '@loom/tensor';
 import { headDim } from './config';
 import type { KVStore } from './kv-store';
 import type { DecoderBlock } from './layers/block';
@@ -53,22 +53,19 @@ function packedAttention(
   spans: readonly Span[],
 ): Tensor {
   return scope(() => {
-    const { config } = model;
-    const { numHeads, numKvHeads, ropeTheta, preset } = config;
-    const hd = headDim(config);
-    const n = x.shape[1];
+    const { numHeads, numKvHeads } = model.config;
+    const hd = headDim(model.config);
     const layer = block.attention;
-    const q = layer.wq.forward(x).reshape([1, n, numHeads, hd]); // [1, N, H, hd]
-    const k = layer.wk.forward(x).reshape([1, n, numKvHeads, hd]); // [1, N, Hkv, hd]
-    const v = layer.wv.forward(x).reshape([1, n, numKvHeads, hd]); // [1, N, Hkv, hd]
+    const { q, k, v } = layer.project(x); // [1, N, H, hd], [1, N, Hkv, hd], [1, N, Hkv, hd]
     const outs = spans.map(({ start, length, offset, cache }) => {
       const rows = (t: Tensor, heads: number) => t.slice([0, start, 0, 0], [1, length, heads, hd]); // [1, T, heads, hd]
-      const turn = (t: Tensor) => (preset === 'llama' ? rope(t, { offset, theta: ropeTheta }) : t);
-      const past = cache.update(layer.layer, turn(rows(k, numKvHeads)), rows(v, numKvHeads), offset);
-      return attention(turn(rows(q, numHeads)), past.k, past.v, { causal: true, offset }); // [1, T, H, hd]
+      const keys = layer.rotate(rows(k, numKvHeads), offset);
+      const past = cache.update(layer.layer, keys, rows(v, numKvHeads), offset);
+      const queries = layer.rotate(rows(q, numHeads), offset);
+      return attention(queries, past.k, past.v, { causal: true, offset }); // [1, T, H, hd]
     });
     const joined = outs.length === 1 ? outs[0] : concat(outs, 1); // [1, N, H, hd]
-    return layer.wo.forward(joined.reshape([1, n, numHeads * hd])); // [1, N, dim]
+    return layer.output(joined); // [1, N, dim]
   });
 }
 

@@ -22,6 +22,15 @@ export interface TransformerConfig {
   readonly tiedEmbeddings: boolean;
   /** Linear layers and norms have biases (gpt2). */
   readonly bias: boolean;
+  /**
+   * Per-head width when it is not `dim / numHeads` (Qwen3 sets it explicitly); absent means `dim / numHeads`.
+   * Read it through `headDim(config)`.
+   */
+  readonly headDim?: number;
+  /** The query, key and value projections have biases though the other layers do not (Qwen2); absent is false. */
+  readonly qkvBias?: boolean;
+  /** Queries and keys each pass a per-head RMSNorm (weights of size headDim) before RoPE (Qwen3); absent is false. */
+  readonly qkNorm?: boolean;
 }
 
 /** Options of a model that are not part of its weights' shape. */
@@ -84,6 +93,9 @@ export const CONFIG_LIMITS: Readonly<Record<ConfigSize, number>> = {
   maxSeqLen: 2 ** 27,
 };
 
+/** The largest explicit headDim Loom accepts (released models use 64 to 256). */
+const HEAD_DIM_LIMIT = 2 ** 14;
+
 /** Why a config does not describe a model Loom can build (empty when it does). */
 export function configProblems(config: TransformerConfig): string[] {
   const problems: string[] = [];
@@ -101,14 +113,37 @@ export function configProblems(config: TransformerConfig): string[] {
   if (!(config.ropeTheta > 0 && Number.isFinite(config.ropeTheta))) {
     problems.push(`ropeTheta must be a positive number, got ${config.ropeTheta}`);
   }
-  if (config.dim % config.numHeads !== 0) {
-    problems.push(`dim=${config.dim} must be a multiple of numHeads=${config.numHeads}`);
+  if (config.headDim === undefined) {
+    if (config.dim % config.numHeads !== 0) {
+      problems.push(
+        `dim=${config.dim} must be a multiple of numHeads=${config.numHeads}, or headDim must be given`,
+      );
+    }
+  } else if (!Number.isInteger(config.headDim) || config.headDim < 1) {
+    problems.push(`headDim must be a positive integer, got ${config.headDim}`);
+  } else if (config.headDim > HEAD_DIM_LIMIT) {
+    problems.push(`headDim=${config.headDim} is over Loom's limit of ${HEAD_DIM_LIMIT}`);
+  } else if (config.numHeads * config.headDim > CONFIG_LIMITS.hiddenDim) {
+    problems.push(
+      `numHeads * headDim = ${config.numHeads * config.headDim} is over Loom's limit of ${CONFIG_LIMITS.hiddenDim} for a projection's width`,
+    );
+  }
+  for (const key of ['qkvBias', 'qkNorm'] as const) {
+    const value: unknown = config[key];
+    if (value !== undefined && typeof value !== 'boolean') {
+      problems.push(`${key} must be true or false when given, got ${String(value)}`);
+    }
+  }
+  if (config.qkNorm === true && config.preset !== 'llama') {
+    problems.push(
+      `qkNorm (per-head RMSNorm of queries and keys) needs the llama preset, got ${config.preset}`,
+    );
   }
   if (config.numHeads % config.numKvHeads !== 0) {
     problems.push(`numHeads=${config.numHeads} must be a multiple of numKvHeads=${config.numKvHeads}`);
   }
   if (config.preset === 'llama' && Number.isInteger(headDim(config)) && headDim(config) % 2 !== 0) {
-    problems.push(`RoPE rotates pairs, so headDim = dim/numHeads must be even, got ${headDim(config)}`);
+    problems.push(`RoPE rotates pairs, so headDim must be even, got ${headDim(config)}`);
   }
   return problems;
 }
@@ -119,9 +154,19 @@ export function validateConfig(config: TransformerConfig, source = 'model config
   if (problems.length > 0) throw new Error(`${source}: invalid model config: ${problems.join('; ')}`);
 }
 
-/** The per-head width, `dim / numHeads`. */
+/** The per-head width: the config's `headDim` when given, else `dim / numHeads`. */
 export function headDim(c: TransformerConfig): number {
-  return c.dim / c.numHeads;
+  return c.headDim ?? c.dim / c.numHeads;
+}
+
+/** Width of the query projection and of the attention output, `numHeads * headDim`. */
+export function qDim(c: TransformerConfig): number {
+  return c.numHeads * headDim(c);
+}
+
+/** Whether the query, key and value projections have biases: every linear layer has them, or only these. */
+export function qkvHasBias(c: TransformerConfig): boolean {
+  return c.bias || c.qkvBias === true;
 }
 
 /** Width of the key and value projections, `numKvHeads * headDim`. */

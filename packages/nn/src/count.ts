@@ -1,12 +1,16 @@
-import { headDim, type TransformerConfig } from './config';
+import { headDim, qDim, qkvHasBias, type TransformerConfig } from './config';
 
 /** Number of parameters of a model with this config. */
 export function parameterCount(c: TransformerConfig): number {
   const hd = headDim(c);
   const normParams = c.bias ? 2 * c.dim : c.dim;
   const linear = (i: number, o: number) => i * o + (c.bias ? o : 0);
+  const projection = (o: number) => c.dim * o + (qkvHasBias(c) ? o : 0);
   const attention =
-    linear(c.dim, c.numHeads * hd) + 2 * linear(c.dim, c.numKvHeads * hd) + linear(c.numHeads * hd, c.dim);
+    projection(qDim(c)) +
+    2 * projection(c.numKvHeads * hd) +
+    linear(qDim(c), c.dim) +
+    (c.qkNorm ? 2 * hd : 0);
   const ffn =
     c.preset === 'llama'
       ? 2 * linear(c.dim, c.hiddenDim) + linear(c.hiddenDim, c.dim)

@@ -8,19 +8,45 @@ export type {
   Preset,
   TransformerConfig,
 } from './config';
-export { CONFIG_LIMITS, configProblems, headDim, kvDim, makeConfig, PRESETS, validateConfig } from './config';
+export {
+  CONFIG_LIMITS,
+  configProblems,
+  headDim,
+  kvDim,
+  makeConfig,
+  PRESETS,
+  qDim,
+  qkvHasBias,
+  validateConfig,
+} from './config';
 export type { MemoryEstimate } from './count';
 export { memoryEstimate, parameterCount } from './count';
 export { constantInit, normalInit, SeedSequence } from './init';
 export type { ForwardContext, KVStore } from './kv-store';
-export { SelfAttention } from './layers/attention';
+export { type HeadProjections, SelfAttention } from './layers/attention';
 export { DecoderBlock } from './layers/block';
 export { Dropout } from './layers/dropout';
 export { Embedding } from './layers/embedding';
 export { GeluMLP, SwiGLUFeedForward } from './layers/feed-forward';
-export { Linear } from './layers/linear';
+export { Linear, type LinearAdapter } from './layers/linear';
 export { LayerNorm, RMSNorm } from './layers/norm';
 export { RotaryEmbedding } from './layers/rotary';
+export { LoraAdapter, type LoraAdapterOptions } from './lora/adapter';
+export { loraParameterCount } from './lora/count';
+export { applyLora, Lora, type LoraOptions, type LoraSettings } from './lora/lora';
+export {
+  checkLoraTargets,
+  defaultLoraTargets,
+  GPT2_LORA_TARGETS,
+  type Gpt2LoraTarget,
+  LLAMA_LORA_TARGETS,
+  type LlamaLoraTarget,
+  type LoraSite,
+  type LoraTarget,
+  loraSites,
+  loraTargetShapes,
+  loraTargetsOf,
+} from './lora/targets';
 export { Module } from './module';
 export { GradAccumulator } from './optim/accumulate';
 export type { AdamWOptions } from './optim/adamw';

@@ -1,5 +1,5 @@
 import { CpuBackend } from '@loom/backend-cpu';
-import { assign, keep, scope, setBackend, type Tensor, tensor } from '@loom/tensor';
+import { assign, keep, randn, scope, setBackend, type Tensor, tensor } from '@loom/tensor';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   attentionMap,
@@ -7,14 +7,26 @@ import {
   makeConfig,
   type NormPlacement,
   type Preset,
+  type TransformerConfig,
   TransformerLM,
 } from '../src/index';
 
 const TOKENS = [3, 1, 4, 1, 5, 9, 2, 6, 5];
 const LAYER = 1;
 
-/** A two-block model whose query and key weights are scaled up, so that its attention is far from uniform. */
-function sharpModel(preset: Preset, numKvHeads: number, norm: NormPlacement): TransformerLM {
+/** Attention features beyond the preset's: Qwen2's q/k/v biases, Qwen3's q/k norms with a wider head. */
+type Extra = Pick<TransformerConfig, 'qkvBias' | 'qkNorm' | 'headDim'>;
+
+/**
+ * A two-block model whose query and key weights are scaled up, so that its attention is far from uniform; its
+ * q/k/v biases and q/k norm weights (if any) are moved off their initial 0 and 1 so that leaving one out shows.
+ */
+function sharpModel(
+  preset: Preset,
+  numKvHeads: number,
+  norm: NormPlacement,
+  extra: Extra = {},
+): TransformerLM {
   const config = makeConfig(preset, {
     vocabSize: 11,
     dim: 32,
@@ -22,11 +34,17 @@ function sharpModel(preset: Preset, numKvHeads: number, norm: NormPlacement): Tr
     numHeads: 4,
     numKvHeads,
     maxSeqLen: 16,
+    ...extra,
   });
   const model = new TransformerLM(config, { norm, seed: 7 });
   scope(() => {
-    for (const block of model.layers) {
-      for (const w of [block.attention.wq.weight, block.attention.wk.weight]) assign(w, w.mul(6));
+    for (const [i, block] of model.layers.entries()) {
+      const { wq, wk, wv, qNorm, kNorm } = block.attention;
+      for (const w of [wq.weight, wk.weight]) assign(w, w.mul(6));
+      const moved = [wq.bias, wk.bias, wv.bias, qNorm?.weight, kNorm?.weight];
+      for (const [j, p] of moved.entries()) {
+        if (p !== undefined) assign(p, p.add(randn(p.shape, { seed: 100 + 10 * i + j }).mul(0.5)));
+      }
     }
   });
   return model;
@@ -88,10 +106,15 @@ describe('attentionMap', () => {
     { preset: 'llama', numKvHeads: 2, norm: 'pre' }, // RoPE, grouped-query
     { preset: 'llama', numKvHeads: 1, norm: 'post' }, // multi-query, post-norm
     { preset: 'gpt2', numKvHeads: 4, norm: 'pre' }, // learned positions, multi-head
+    { preset: 'llama', numKvHeads: 2, norm: 'pre', extra: { qkvBias: true } }, // Qwen2
+    { preset: 'llama', numKvHeads: 2, norm: 'pre', extra: { qkNorm: true, headDim: 12 } }, // Qwen3
   ] as const;
-  for (const { preset, numKvHeads, norm } of cases) {
-    it(`${preset} (${numKvHeads} kv heads, ${norm}-norm): the weights the layer used, causal, rows summing to 1`, async () => {
-      const model = sharpModel(preset, numKvHeads, norm);
+  for (const { preset, numKvHeads, norm, ...rest } of cases) {
+    const extra: Extra = 'extra' in rest ? rest.extra : {};
+    it(`${preset} (${numKvHeads} kv heads, ${norm}-norm${Object.keys(extra)
+      .map((k) => `, ${k}`)
+      .join('')}): the weights the layer used, causal, rows summing to 1`, async () => {
+      const model = sharpModel(preset, numKvHeads, norm, extra);
       const t = TOKENS.length;
       const probs = await attentionMap(model, TOKENS, { layer: LAYER });
       expect(probs.length).toBe(4 * t * t);

@@ -1,7 +1,25 @@
 import { CpuBackend } from '@loom/backend-cpu';
-import { getBackend, keep, setBackend, type Tensor, tensor, writeSlice, zeros } from '@loom/tensor';
+import {
+  assign,
+  getBackend,
+  keep,
+  randn,
+  scope,
+  setBackend,
+  type Tensor,
+  tensor,
+  writeSlice,
+  zeros,
+} from '@loom/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { forwardBatch, type KVStore, makeConfig, type TransformerConfig, TransformerLM } from '../src/index';
+import {
+  forwardBatch,
+  headDim,
+  type KVStore,
+  makeConfig,
+  type TransformerConfig,
+  TransformerLM,
+} from '../src/index';
 
 /** A preallocated cache of one sequence: [1, capacity, Hkv, hd] keys and values per layer. */
 class TestCache implements KVStore {
@@ -9,7 +27,7 @@ class TestCache implements KVStore {
   readonly #values: Tensor[];
 
   constructor(config: TransformerConfig) {
-    const shape = [1, config.maxSeqLen, config.numKvHeads, config.dim / config.numHeads];
+    const shape = [1, config.maxSeqLen, config.numKvHeads, headDim(config)];
     this.#keys = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
     this.#values = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
   }
@@ -54,8 +72,14 @@ function expectClose(actual: Float32Array, expected: Float32Array): void {
 describe('forwardBatch', () => {
   beforeAll(() => setBackend(new CpuBackend()));
 
-  for (const preset of ['llama', 'gpt2'] as const) {
-    it(`${preset}: each sequence's logits equal those of the sequence decoded alone, at different positions`, async () => {
+  const cases = [
+    { name: 'llama', preset: 'llama', extra: {} },
+    { name: 'gpt2', preset: 'gpt2', extra: {} },
+    { name: 'qwen2 (q/k/v biases)', preset: 'llama', extra: { qkvBias: true } },
+    { name: 'qwen3 (q/k norms, headDim 12)', preset: 'llama', extra: { qkNorm: true, headDim: 12 } },
+  ] as const;
+  for (const { name, preset, extra } of cases) {
+    it(`${name}: each sequence's logits equal those of the sequence decoded alone, at different positions`, async () => {
       const config = makeConfig(preset, {
         vocabSize: 23,
         dim: 32,
@@ -63,8 +87,16 @@ describe('forwardBatch', () => {
         numHeads: 4,
         numKvHeads: 2,
         maxSeqLen: 24,
+        ...extra,
       });
       const model = new TransformerLM(config, { seed: 7 });
+      scope(() => {
+        // Biases and norm weights off their initial 0 and 1, so that a path that skipped them would differ.
+        for (const [name, p] of model.namedParameters()) {
+          if (/\.(bias|q_norm\.weight|k_norm\.weight)$/.test(name))
+            assign(p, p.add(randn(p.shape, { seed: name.length }).mul(0.3)));
+        }
+      });
       const live = getBackend().liveCount();
       const prompts = [[1, 5, 9, 2, 7], [3], [4, 8, 15, 16, 22, 11, 6, 10, 12]];
       const batched = prompts.map(() => new TestCache(config));

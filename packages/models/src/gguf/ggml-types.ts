@@ -1,7 +1,8 @@
 import { bf16ToF32, f16ToF32 } from '../half';
+import { dequantizeQ4K, dequantizeQ6K, K_BLOCK, Q4_K_BYTES, Q6_K_BYTES } from './k-quants';
 
 /** The ggml tensor types Loom reads, by their GGUF type id; weights are widened to float32 on load. */
-export type GgmlTypeName = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0';
+export type GgmlTypeName = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
 
 export interface GgmlType {
   readonly name: GgmlTypeName;
@@ -69,6 +70,8 @@ export const GGML_TYPES: ReadonlyMap<number, GgmlType> = new Map<number, GgmlTyp
   [30, { name: 'BF16', blockSize: 1, blockBytes: 2, dequantize: (bytes) => bf16ToF32(halves(bytes)) }],
   [8, { name: 'Q8_0', blockSize: 32, blockBytes: 34, dequantize: dequantizeQ8_0 }],
   [2, { name: 'Q4_0', blockSize: 32, blockBytes: 18, dequantize: dequantizeQ4_0 }],
+  [12, { name: 'Q4_K', blockSize: K_BLOCK, blockBytes: Q4_K_BYTES, dequantize: dequantizeQ4K }],
+  [14, { name: 'Q6_K', blockSize: K_BLOCK, blockBytes: Q6_K_BYTES, dequantize: dequantizeQ6K }],
 ]);
 
 /** Names of ggml types Loom knows of but does not read, for a precise refusal. */
@@ -79,8 +82,6 @@ export const OTHER_GGML_TYPES: ReadonlyMap<number, string> = new Map([
   [9, 'Q8_1'],
   [10, 'Q2_K'],
   [11, 'Q3_K'],
-  [12, 'Q4_K'],
   [13, 'Q5_K'],
-  [14, 'Q6_K'],
   [15, 'Q8_K'],
 ]);

@@ -1,10 +1,19 @@
 import { f32ToF16Bits } from '../half';
+import { K_BLOCK, quantizeQ4K, quantizeQ6K } from './k-quants';
 
 /** The block types Loom writes, besides F32. */
-export type QuantizedType = 'Q8_0' | 'Q4_0';
+export type QuantizedType = 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
 
 /** Elements per Q8_0 / Q4_0 block. */
 export const BLOCK = 32;
+
+/** Elements per block of each type: a row (a matrix's last dimension) must be a multiple of it. */
+export const BLOCK_SIZE: Readonly<Record<QuantizedType, number>> = {
+  Q8_0: BLOCK,
+  Q4_0: BLOCK,
+  Q4_K: K_BLOCK,
+  Q6_K: K_BLOCK,
+};
 
 function writeHalf(out: Uint8Array, at: number, value: number): void {
   const bits = f32ToF16Bits(value);
@@ -66,7 +75,19 @@ function quantizeQ4_0(values: Float32Array): Uint8Array {
   return out;
 }
 
-/** The blocks of `values` (a multiple of 32 long) in a quantized type. */
+/** The blocks of `values` (a multiple of the type's block size long) in a quantized type. */
 export function quantize(values: Float32Array, type: QuantizedType): Uint8Array {
-  return type === 'Q8_0' ? quantizeQ8_0(values) : quantizeQ4_0(values);
+  if (values.length % BLOCK_SIZE[type] !== 0) {
+    throw new Error(`quantize: ${values.length} values are not whole ${type} blocks of ${BLOCK_SIZE[type]}`);
+  }
+  switch (type) {
+    case 'Q8_0':
+      return quantizeQ8_0(values);
+    case 'Q4_0':
+      return quantizeQ4_0(values);
+    case 'Q4_K':
+      return quantizeQ4K(values);
+    case 'Q6_K':
+      return quantizeQ6K(values);
+  }
 }

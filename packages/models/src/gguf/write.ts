@@ -4,10 +4,22 @@ import type { ModelConfig } from '../config';
 import type { NamedTensor } from '../tensor';
 import { validateTensors } from '../validate';
 import { GGUF_MAGIC } from './header';
-import { BLOCK, type QuantizedType, quantize } from './quantize';
+import { BLOCK_SIZE, type QuantizedType, quantize } from './quantize';
 
-/** How weight matrices are stored; norms (and any matrix whose rows are not a multiple of 32) stay F32. */
+/**
+ * How weight matrices are stored; norms and other 1-D tensors stay F32. A matrix whose rows are not whole blocks of
+ * the type gets its fallback (`GGUF_FALLBACK`), and stays F32 when its rows are not whole blocks of that either.
+ */
 export type GgufWeightType = 'F32' | QuantizedType;
+
+/**
+ * The type a matrix gets when its rows are not a multiple of 256 (a K-quant super-block): the 32-block type of at
+ * least as many bits per weight (Q4_K 4.5 → Q4_0 4.5, Q6_K 6.56 → Q8_0 8.5), as llama-quantize also falls back.
+ */
+export const GGUF_FALLBACK: Readonly<Partial<Record<GgufWeightType, GgufWeightType>>> = {
+  Q4_K: 'Q4_0',
+  Q6_K: 'Q8_0',
+};
 
 /** A SentencePiece vocabulary (as a llama2.c tokenizer holds it: pieces with plain spaces, and their scores). */
 export interface GgufVocabulary {
@@ -17,14 +29,16 @@ export interface GgufVocabulary {
 
 export interface GgufWriteOptions {
   readonly weightType?: GgufWeightType;
+  /** Per-tensor types by Loom tensor name, over `weightType` (e.g. `output.weight` in Q6_K, as llama.cpp's Q4_K_M). */
+  readonly tensorTypes?: Readonly<Record<string, GgufWeightType>>;
   readonly vocabulary?: GgufVocabulary;
   /** `general.name`. */
   readonly name?: string;
 }
 
-const TYPE_IDS: Readonly<Record<GgufWeightType, number>> = { F32: 0, Q8_0: 8, Q4_0: 2 };
-/** llama.cpp's `general.file_type` for each (ALL_F32 = 0, MOSTLY_Q8_0 = 7, MOSTLY_Q4_0 = 2). */
-const FILE_TYPES: Readonly<Record<GgufWeightType, number>> = { F32: 0, Q8_0: 7, Q4_0: 2 };
+const TYPE_IDS: Readonly<Record<GgufWeightType, number>> = { F32: 0, Q8_0: 8, Q4_0: 2, Q4_K: 12, Q6_K: 14 };
+/** llama.cpp's `general.file_type` for each (ALL_F32 0, MOSTLY_Q8_0 7, MOSTLY_Q4_0 2, MOSTLY_Q4_K_S 14, MOSTLY_Q6_K 18). */
+const FILE_TYPES: Readonly<Record<GgufWeightType, number>> = { F32: 0, Q8_0: 7, Q4_0: 2, Q4_K: 14, Q6_K: 18 };
 const ALIGNMENT = 32;
 
 /** Value types of the GGUF metadata Loom writes. */
@@ -179,9 +193,40 @@ function ggufName(name: string): string {
   return `blk.${match[1]}.${block[match[2]]}.weight`;
 }
 
+/** A tensor as GGUF will store it. */
+export interface GgufTensorType {
+  readonly name: string;
+  readonly shape: readonly number[];
+  readonly type: GgufWeightType;
+}
+
+/** The type one tensor is stored in: 1-D tensors F32; matrices the asked type, else its fallback, else F32. */
+function storedType(tensor: NamedTensor, options: GgufWriteOptions): GgufWeightType {
+  const asked = options.tensorTypes?.[tensor.name] ?? options.weightType ?? 'F32';
+  if (tensor.shape.length !== 2) return 'F32';
+  const row = tensor.shape[1];
+  for (let type: GgufWeightType | undefined = asked; type !== undefined; type = GGUF_FALLBACK[type]) {
+    if (type === 'F32' || row % BLOCK_SIZE[type] === 0) return type;
+  }
+  return 'F32';
+}
+
+/** The type each tensor of a model is stored in by `serializeGguf` with these options, in order. */
+export function ggufTensorTypes(
+  tensors: readonly NamedTensor[],
+  options: GgufWriteOptions = {},
+): GgufTensorType[] {
+  return tensors.map((tensor) => ({
+    name: tensor.name,
+    shape: tensor.shape,
+    type: storedType(tensor, options),
+  }));
+}
+
 /**
  * Serialises a Loom llama model as GGUF (version 3), as llama.cpp reads it: `llama.*` metadata, the SentencePiece
- * vocabulary when given, and the weights in F32, or with matrices in Q8_0 / Q4_0 (norms stay F32).
+ * vocabulary when given, and the weights in F32, or with matrices in Q8_0, Q4_0, Q4_K or Q6_K (norms stay F32;
+ * see `GgufWeightType` for matrices whose rows are not whole blocks).
  */
 export function serializeGguf(
   config: ModelConfig,
@@ -196,6 +241,12 @@ export function serializeGguf(
   }
   const ordered = validateTensors(config, tensors, 'serializeGguf');
   const weightType = options.weightType ?? 'F32';
+  const unknown = Object.keys(options.tensorTypes ?? {}).filter(
+    (name) => !ordered.some((t) => t.name === name),
+  );
+  if (unknown.length > 0) {
+    throw new Error(`serializeGguf: tensorTypes names ${unknown.join(', ')}, which the model does not have`);
+  }
   const entries: [string, Entry][] = [
     ['general.architecture', { type: 'string', value: 'llama' }],
     ['general.name', { type: 'string', value: options.name ?? 'loom' }],
@@ -212,10 +263,9 @@ export function serializeGguf(
     ...(options.vocabulary === undefined ? [] : vocabularyEntries(options.vocabulary, config.vocabSize)),
   ];
   const stored = ordered.map((tensor) => {
-    const quantizable = weightType !== 'F32' && tensor.shape.length === 2 && tensor.shape[1] % BLOCK === 0;
-    return quantizable
-      ? { tensor, type: TYPE_IDS[weightType], bytes: quantize(tensor.data, weightType as QuantizedType) }
-      : { tensor, type: TYPE_IDS.F32, bytes: bytesOf(tensor.data) };
+    const type = storedType(tensor, options);
+    const bytes = type === 'F32' ? bytesOf(tensor.data) : quantize(tensor.data, type);
+    return { tensor, type: TYPE_IDS[type], bytes };
   });
   const out = new Writer();
   out.u32(GGUF_MAGIC);

@@ -1,28 +1,45 @@
-import { CONFIG_LIMITS, type ConfigSize, validateConfig } from '@loom/nn';
-import type { ModelConfig } from '../config';
+import { CONFIG_LIMITS, type ConfigSize, headDim, validateConfig } from '@loom/nn';
 import {
   describeJson,
   type JsonObject,
+  readArray,
   readBoolean,
   readChoice,
   readInteger,
   readObject,
   readPositiveNumber,
-} from '../json';
+} from '@loom/tokenizer';
+import type { ModelConfig } from '../config';
 
 /** Hugging Face `transformers` defaults for keys a config.json may leave out. */
 const LLAMA_DEFAULT_RMS_NORM_EPS = 1e-6;
 const LLAMA_DEFAULT_ROPE_THETA = 10000;
+/** `Qwen3Config`'s head_dim when a config.json leaves it out (Llama and Qwen2 use hidden_size / heads). */
+const QWEN3_DEFAULT_HEAD_DIM = 128;
 const GPT2_DEFAULT_LAYER_NORM_EPS = 1e-5;
 /** GPT-2 has learned positions; the config still carries a theta, unused. */
 const GPT2_UNUSED_ROPE_THETA = 10000;
 
-const SUPPORTED = 'LlamaForCausalLM (model_type "llama") or GPT2LMHeadModel (model_type "gpt2")';
+/** The Hugging Face architectures Loom reads: Llama-family decoders (RMSNorm, RoPE, SwiGLU) and GPT-2. */
+type HfArchitecture = 'llama' | 'qwen2' | 'qwen3' | 'gpt2';
 
-function architectureOf(json: JsonObject, source: string): ModelConfig['preset'] {
+/** Each architecture's class name in `architectures` and its `model_type`. */
+const ARCHITECTURES: readonly (readonly [architecture: HfArchitecture, className: string])[] = [
+  ['llama', 'LlamaForCausalLM'],
+  ['qwen2', 'Qwen2ForCausalLM'],
+  ['qwen3', 'Qwen3ForCausalLM'],
+  ['gpt2', 'GPT2LMHeadModel'],
+];
+
+const NAMED = ARCHITECTURES.map(([type, name]) => `${name} (model_type "${type}")`);
+const SUPPORTED = `${NAMED.slice(0, -1).join(', ')} or ${NAMED.at(-1)}`;
+
+function architectureOf(json: JsonObject, source: string): HfArchitecture {
   const architectures = Array.isArray(json.architectures) ? json.architectures : [];
-  if (architectures.includes('LlamaForCausalLM') || json.model_type === 'llama') return 'llama';
-  if (architectures.includes('GPT2LMHeadModel') || json.model_type === 'gpt2') return 'gpt2';
+  const named = ARCHITECTURES.find(([, className]) => architectures.includes(className));
+  if (named !== undefined) return named[0];
+  const typed = ARCHITECTURES.find(([type]) => json.model_type === type);
+  if (typed !== undefined) return typed[0];
   throw new Error(
     `${source}: architectures ${describeJson(json.architectures)} and model_type ${describeJson(json.model_type)} name no model Loom loads; expected ${SUPPORTED}`,
   );
@@ -41,7 +58,54 @@ function sizeReader(json: JsonObject, source: string) {
   return (key: string, size: ConfigSize) => readInteger(json[key], source, key, 1, CONFIG_LIMITS[size]);
 }
 
-function llamaConfig(json: JsonObject, source: string): ModelConfig {
+/**
+ * Qwen's sliding-window attention, refused when switched on (Loom attends to the whole context): the
+ * `use_sliding_window` flag, or a `layer_types` list naming a layer other than "full_attention". The window keys
+ * themselves (`sliding_window`, `max_window_layers`) are read for their type only: they act only when it is on.
+ */
+function refuseSlidingWindow(json: JsonObject, source: string): void {
+  if (
+    !absent(json.use_sliding_window) &&
+    readBoolean(json.use_sliding_window, source, 'use_sliding_window')
+  ) {
+    refuse(
+      source,
+      'use_sliding_window',
+      true,
+      'Loom has no sliding-window attention yet — use a model (or a config) with use_sliding_window false',
+    );
+  }
+  if (!absent(json.max_window_layers)) readInteger(json.max_window_layers, source, 'max_window_layers', 0);
+  if (!absent(json.sliding_window)) readInteger(json.sliding_window, source, 'sliding_window', 0);
+  if (!absent(json.layer_types)) {
+    const types = readArray(json.layer_types, source, 'layer_types');
+    const other = types.findIndex((type) => type !== 'full_attention');
+    if (other >= 0) {
+      refuse(
+        source,
+        `layer_types[${other}]`,
+        types[other],
+        'Loom has full attention only ("full_attention"); sliding-window layers are not implemented',
+      );
+    }
+  }
+}
+
+/** The per-head width a config states: `head_dim`, else the architecture's default. */
+function headDimOf(
+  json: JsonObject,
+  source: string,
+  architecture: HfArchitecture,
+  dim: number,
+  heads: number,
+) {
+  if (!absent(json.head_dim))
+    return readInteger(json.head_dim, source, 'head_dim', 1, CONFIG_LIMITS.hiddenDim);
+  return architecture === 'qwen3' ? QWEN3_DEFAULT_HEAD_DIM : dim / heads;
+}
+
+/** A Llama, Qwen2 or Qwen3 config.json: RMSNorm, RoPE and SwiGLU, with each architecture's attention. */
+function llamaFamilyConfig(json: JsonObject, source: string, architecture: HfArchitecture): ModelConfig {
   const int = sizeReader(json, source);
   const numHeads = int('num_attention_heads', 'numHeads');
   const dim = int('hidden_size', 'dim');
@@ -61,17 +125,17 @@ function llamaConfig(json: JsonObject, source: string): ModelConfig {
       'expected "silu" (SwiGLU), the only Llama activation Loom has',
     );
   }
-  for (const key of ['attention_bias', 'mlp_bias']) {
-    if (json[key] === true) refuse(source, key, true, 'Loom’s llama preset has no biases');
-  }
-  if (!absent(json.head_dim) && json.head_dim !== dim / numHeads) {
+  if (json.mlp_bias === true) refuse(source, 'mlp_bias', true, 'Loom’s feed-forward layers have no biases');
+  if (json.attention_bias === true && architecture !== 'qwen2') {
     refuse(
       source,
-      'head_dim',
-      json.head_dim,
-      `Loom needs head_dim = hidden_size / num_attention_heads = ${dim / numHeads}`,
+      'attention_bias',
+      true,
+      'it puts a bias on o_proj too, which Loom does not have (Loom has q/k/v biases, as Qwen2 does)',
     );
   }
+  if (architecture !== 'llama') refuseSlidingWindow(json, source);
+  const headDim = headDimOf(json, source, architecture, dim, numHeads);
   return {
     preset: 'llama',
     vocabSize: int('vocab_size', 'vocabSize'),
@@ -91,6 +155,9 @@ function llamaConfig(json: JsonObject, source: string): ModelConfig {
       ? false
       : readBoolean(json.tie_word_embeddings, source, 'tie_word_embeddings'),
     bias: false,
+    ...(headDim === dim / numHeads ? {} : { headDim }),
+    ...(architecture === 'qwen2' ? { qkvBias: true } : {}),
+    ...(architecture === 'qwen3' ? { qkNorm: true } : {}),
   };
 }
 
@@ -122,42 +189,67 @@ function gpt2Config(json: JsonObject, source: string): ModelConfig {
 }
 
 /**
- * Reads a Hugging Face `config.json` of a Llama-architecture (`LlamaForCausalLM`) or GPT-2 (`GPT2LMHeadModel`)
- * model into a ModelConfig. Keys `transformers` lets a config leave out get its defaults (num_key_value_heads =
- * num_attention_heads, rms_norm_eps 1e-6, rope_theta 10000, untied Llama embeddings; GPT-2 n_inner = 4·n_embd,
- * layer_norm_epsilon 1e-5, tied); features Loom does not implement (rope_scaling, biases in Llama, other
- * activations) are refused by name.
+ * Reads a Hugging Face `config.json` of a Llama (`LlamaForCausalLM`), Qwen2 (`Qwen2ForCausalLM`: q/k/v biases),
+ * Qwen3 (`Qwen3ForCausalLM`: per-head q/k RMSNorm, explicit head_dim) or GPT-2 (`GPT2LMHeadModel`) model into a
+ * ModelConfig. Keys `transformers` lets a config leave out get its defaults (num_key_value_heads =
+ * num_attention_heads, rms_norm_eps 1e-6, rope_theta 10000, untied embeddings, head_dim hidden_size / heads or
+ * 128 for Qwen3; GPT-2 n_inner = 4·n_embd, layer_norm_epsilon 1e-5, tied); features Loom does not implement
+ * (rope_scaling, sliding windows, biases other than Qwen2's, other activations) are refused by name.
  */
 export function parseHfConfig(json: unknown, source = 'config.json'): ModelConfig {
   const object = readObject(json, source, '(top level)');
-  const preset = architectureOf(object, source);
-  const config = preset === 'llama' ? llamaConfig(object, source) : gpt2Config(object, source);
+  const architecture = architectureOf(object, source);
+  const config =
+    architecture === 'gpt2' ? gpt2Config(object, source) : llamaFamilyConfig(object, source, architecture);
   validateConfig(config, source);
   return config;
 }
 
-/** A Hugging Face `config.json` object for a model, as `parseHfConfig` reads it back. */
+/** The Hugging Face architecture of a llama-preset model: Qwen3 with q/k norms, Qwen2 with q/k/v biases, else Llama. */
+function llamaFamilyHfConfig(config: ModelConfig): Record<string, unknown> {
+  if (config.bias)
+    throw new Error('toHfConfig: a Hugging Face Llama has no biases; this llama model has them');
+  if (config.qkNorm === true && config.qkvBias === true) {
+    throw new Error(
+      'toHfConfig: no Hugging Face architecture has q/k norms and q/k/v biases without an o_proj bias (Qwen3 with attention_bias biases o_proj too); this model has both',
+    );
+  }
+  const architecture: HfArchitecture = config.qkNorm ? 'qwen3' : config.qkvBias ? 'qwen2' : 'llama';
+  const className = ARCHITECTURES.find(([type]) => type === architecture)![1];
+  const hd = headDim(config);
+  const qwen = architecture !== 'llama';
+  return {
+    architectures: [className],
+    model_type: architecture,
+    hidden_size: config.dim,
+    intermediate_size: config.hiddenDim,
+    num_hidden_layers: config.numLayers,
+    num_attention_heads: config.numHeads,
+    num_key_value_heads: config.numKvHeads,
+    ...(architecture === 'qwen3' || hd !== config.dim / config.numHeads ? { head_dim: hd } : {}),
+    vocab_size: config.vocabSize,
+    max_position_embeddings: config.maxSeqLen,
+    rms_norm_eps: config.normEps,
+    rope_theta: config.ropeTheta,
+    tie_word_embeddings: config.tiedEmbeddings,
+    hidden_act: 'silu',
+    ...(architecture === 'qwen3' ? { attention_bias: false } : {}),
+    ...(qwen ? { use_sliding_window: false } : {}),
+    torch_dtype: 'float32',
+  };
+}
+
+/**
+ * A Hugging Face `config.json` object for a model, as `parseHfConfig` reads it back: a llama-preset model becomes
+ * Qwen3ForCausalLM when it has q/k norms, Qwen2ForCausalLM when it has q/k/v biases, else LlamaForCausalLM.
+ */
 export function toHfConfig(config: ModelConfig): Record<string, unknown> {
   validateConfig(config, 'toHfConfig');
-  if (config.preset === 'llama') {
-    if (config.bias)
-      throw new Error('toHfConfig: a Hugging Face Llama has no biases; this llama model has them');
-    return {
-      architectures: ['LlamaForCausalLM'],
-      model_type: 'llama',
-      hidden_size: config.dim,
-      intermediate_size: config.hiddenDim,
-      num_hidden_layers: config.numLayers,
-      num_attention_heads: config.numHeads,
-      num_key_value_heads: config.numKvHeads,
-      vocab_size: config.vocabSize,
-      max_position_embeddings: config.maxSeqLen,
-      rms_norm_eps: config.normEps,
-      rope_theta: config.ropeTheta,
-      tie_word_embeddings: config.tiedEmbeddings,
-      hidden_act: 'silu',
-      torch_dtype: 'float32',
-    };
+  if (config.preset === 'llama') return llamaFamilyHfConfig(config);
+  if (config.headDim !== undefined && config.headDim !== config.dim / config.numHeads) {
+    throw new Error(
+      `toHfConfig: a Hugging Face GPT-2 has head width n_embd / n_head = ${config.dim / config.numHeads}; this gpt2 model has headDim=${config.headDim}`,
+    );
   }
   if (!config.bias) throw new Error('toHfConfig: a Hugging Face GPT-2 has biases; this gpt2 model has none');
   if (config.numKvHeads !== config.numHeads) {

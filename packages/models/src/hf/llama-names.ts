@@ -4,13 +4,21 @@ import type { ModelConfig } from '../config';
 import type { NamedTensor, StoredTensor } from '../tensor';
 import { hfToLoomRotary, loomToHfRotary } from './rotary';
 
-/** Hugging Face Llama per-layer names (after `model.layers.{i}.`) and their Loom names (after `layers.{i}.`). */
+/**
+ * Hugging Face Llama, Qwen2 and Qwen3 per-layer names (after `model.layers.{i}.`) and their Loom names (after
+ * `layers.{i}.`): Qwen2 adds the q/k/v biases, Qwen3 the per-head q/k norms.
+ */
 const LAYER_NAMES: readonly (readonly [hf: string, loom: string])[] = [
   ['input_layernorm.weight', 'attention_norm.weight'],
   ['self_attn.q_proj.weight', 'attention.wq.weight'],
+  ['self_attn.q_proj.bias', 'attention.wq.bias'],
   ['self_attn.k_proj.weight', 'attention.wk.weight'],
+  ['self_attn.k_proj.bias', 'attention.wk.bias'],
   ['self_attn.v_proj.weight', 'attention.wv.weight'],
+  ['self_attn.v_proj.bias', 'attention.wv.bias'],
   ['self_attn.o_proj.weight', 'attention.wo.weight'],
+  ['self_attn.q_norm.weight', 'attention.q_norm.weight'],
+  ['self_attn.k_norm.weight', 'attention.k_norm.weight'],
   ['post_attention_layernorm.weight', 'ffn_norm.weight'],
   ['mlp.gate_proj.weight', 'feed_forward.w1.weight'],
   ['mlp.down_proj.weight', 'feed_forward.w2.weight'],
@@ -29,16 +37,38 @@ const IGNORED_LAYER_BUFFER = 'self_attn.rotary_emb.inv_freq';
 const HF_LAYER = /^model\.layers\.(\d+)\.(.+)$/;
 const LOOM_LAYER = /^layers\.(\d+)\.(.+)$/;
 
-/** The heads whose rows are permuted for this Loom per-layer name, if any. */
-function rotaryHeads(config: ModelConfig, loomSuffix: string): number | undefined {
-  if (loomSuffix === 'attention.wq.weight') return config.numHeads;
-  if (loomSuffix === 'attention.wk.weight') return config.numKvHeads;
-  return undefined;
+/**
+ * How a per-layer tensor is laid out along the rotated head axis: `heads` blocks of headDim rows (of `shape`),
+ * which RoPE's layout difference permutes. The q/k projections and their biases are split into heads; a q/k norm
+ * weight is one head's worth, so its elements move as a single head's rows do.
+ */
+function rotaryLayout(
+  config: ModelConfig,
+  loomSuffix: string,
+): { heads: number; shape: readonly number[] } | undefined {
+  const hd = headDim(config);
+  const heads = (count: number, shape: readonly number[]) => ({ heads: count, shape });
+  switch (loomSuffix) {
+    case 'attention.wq.weight':
+      return heads(config.numHeads, [config.numHeads * hd, config.dim]);
+    case 'attention.wk.weight':
+      return heads(config.numKvHeads, [config.numKvHeads * hd, config.dim]);
+    case 'attention.wq.bias':
+      return heads(config.numHeads, [config.numHeads * hd]);
+    case 'attention.wk.bias':
+      return heads(config.numKvHeads, [config.numKvHeads * hd]);
+    case 'attention.q_norm.weight':
+    case 'attention.k_norm.weight':
+      return heads(1, [hd]);
+    default:
+      return undefined;
+  }
 }
 
 /**
- * A Hugging Face Llama tensor under its Loom name, q/k rows un-permuted into Loom's interleaved RoPE layout.
- * Returns [] for dropped buffers and the tensor unchanged for names it does not know (validation reports those).
+ * A Hugging Face Llama/Qwen tensor under its Loom name, q/k rows (and q/k biases and norm weights) un-permuted
+ * into Loom's interleaved RoPE layout. Returns [] for dropped buffers and the tensor unchanged for names it does
+ * not know or shapes that do not fit (validation reports those).
  */
 export function llamaFromHf(config: ModelConfig, tensor: StoredTensor): StoredTensor[] {
   const top = TOP_NAMES.find(([hf]) => hf === tensor.name);
@@ -50,26 +80,25 @@ export function llamaFromHf(config: ModelConfig, tensor: StoredTensor): StoredTe
   const entry = LAYER_NAMES.find(([hf]) => hf === hfSuffix);
   if (entry === undefined) return [tensor];
   const name = `layers.${layer}.${entry[1]}`;
-  const heads = rotaryHeads(config, entry[1]);
-  const rows = heads === undefined ? 0 : heads * headDim(config);
+  const layout = rotaryLayout(config, entry[1]);
   if (
-    heads === undefined ||
+    layout === undefined ||
     tensor.data instanceof Int32Array ||
-    showShape(tensor.shape) !== showShape([rows, config.dim])
+    showShape(tensor.shape) !== showShape(layout.shape)
   ) {
     return [{ ...tensor, name }];
   }
-  return [{ name, shape: tensor.shape, data: hfToLoomRotary(tensor.data, heads, headDim(config)) }];
+  return [{ name, shape: tensor.shape, data: hfToLoomRotary(tensor.data, layout.heads, headDim(config)) }];
 }
 
-/** A validated Loom llama tensor under its Hugging Face name, q/k rows permuted for rotate-half RoPE. */
+/** A validated Loom llama tensor under its Hugging Face name, q/k rows (biases, norms) permuted for rotate-half RoPE. */
 export function llamaToHf(config: ModelConfig, tensor: NamedTensor): NamedTensor {
   const top = TOP_NAMES.find(([, loom]) => loom === tensor.name);
   if (top !== undefined) return { ...tensor, name: top[0] };
   const [, layer, loomSuffix] = LOOM_LAYER.exec(tensor.name)!;
   const [hfSuffix] = LAYER_NAMES.find(([, loom]) => loom === loomSuffix)!;
   const name = `model.layers.${layer}.${hfSuffix}`;
-  const heads = rotaryHeads(config, loomSuffix);
-  if (heads === undefined) return { ...tensor, name };
-  return { name, shape: tensor.shape, data: loomToHfRotary(tensor.data, heads, headDim(config)) };
+  const layout = rotaryLayout(config, loomSuffix);
+  if (layout === undefined) return { ...tensor, name };
+  return { name, shape: tensor.shape, data: loomToHfRotary(tensor.data, layout.heads, headDim(config)) };
 }

@@ -9,9 +9,10 @@ function sameValues(a: Float32Array | Int32Array, b: Float32Array | Int32Array):
 }
 
 /**
- * Renames the tensors of a Hugging Face checkpoint (Llama or GPT-2, per `config.preset`) to Loom's names and
- * layouts, then validates them against the config. An `lm_head.weight` stored beside tied embeddings is dropped
- * when it equals them and refused when it does not.
+ * Renames the tensors of a Hugging Face checkpoint (Llama, Qwen2, Qwen3 or GPT-2, per `config.preset`) to Loom's
+ * names and layouts, then validates them against the config. `tie_word_embeddings` decides the output layer: tied,
+ * no `lm_head.weight` is needed, and one stored anyway is dropped when it equals the embeddings and refused when it
+ * does not; untied, `lm_head.weight` must be there.
  */
 export function fromHfTensors(
   config: ModelConfig,
@@ -23,6 +24,11 @@ export function fromHfTensors(
   );
   const output = renamed.find((tensor) => tensor.name === 'output.weight');
   const embeddings = renamed.find((tensor) => tensor.name === 'tok_embeddings.weight');
+  if (!config.tiedEmbeddings && output === undefined && embeddings !== undefined) {
+    throw new Error(
+      `${source}: has no lm_head.weight, but the config does not tie the embeddings (tie_word_embeddings is false or absent); set tie_word_embeddings to true if the model shares its token embeddings with its output layer`,
+    );
+  }
   if (config.tiedEmbeddings && output !== undefined && embeddings !== undefined) {
     if (!sameValues(output.data, embeddings.data)) {
       throw new Error(

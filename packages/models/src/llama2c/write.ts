@@ -52,6 +52,11 @@ export function serializeLlama2c(
   const unsupported = [
     config.preset !== 'llama' ? `preset ${config.preset} (only llama)` : '',
     config.bias ? 'biases' : '',
+    config.qkvBias ? 'q/k/v biases' : '',
+    config.qkNorm ? 'q/k norms' : '',
+    config.headDim !== undefined && config.headDim !== config.dim / config.numHeads
+      ? `headDim=${config.headDim} (run.c uses dim / numHeads)`
+      : '',
     config.normEps !== LLAMA2C_NORM_EPS ? `normEps=${config.normEps} (run.c uses ${LLAMA2C_NORM_EPS})` : '',
     config.ropeTheta !== LLAMA2C_ROPE_THETA
       ? `ropeTheta=${config.ropeTheta} (run.c uses ${LLAMA2C_ROPE_THETA})`

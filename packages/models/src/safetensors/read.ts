@@ -1,8 +1,8 @@
 import { showShape, sizeOf } from '@loom/tensor';
+import { describeJson, isJsonObject, parseJson } from '@loom/tokenizer';
 import { type ByteSource, memorySource } from '../byte-source';
 import { formatBytes } from '../bytes';
 import { bf16ToF32, f16ToF32 } from '../half';
-import { describeJson, isJsonObject, parseJson } from '../json';
 import { DTYPE_BYTES, DTYPES, type DType, type StoredTensor } from '../tensor';
 
 /** Headers above this size are refused, as the reference implementation does (100 MB). */

@@ -1,20 +1,35 @@
 import { attention, scope, type Tensor } from '@loom/tensor';
-import { headDim, type TransformerConfig } from '../config';
+import { headDim, qDim, qkvHasBias, type TransformerConfig } from '../config';
 import type { ForwardContext } from '../kv-store';
 import { Module } from '../module';
 import { Dropout } from './dropout';
 import { Linear } from './linear';
+import { RMSNorm } from './norm';
 import { RotaryEmbedding } from './rotary';
+
+/** Queries, keys and values of one call, split into heads, before RoPE. */
+export interface HeadProjections {
+  /** [B, T, H, hd] */
+  readonly q: Tensor;
+  /** [B, T, Hkv, hd] */
+  readonly k: Tensor;
+  /** [B, T, Hkv, hd] */
+  readonly v: Tensor;
+}
 
 /**
  * Causal self-attention with numHeads query heads and numKvHeads key/value heads: multi-head,
- * grouped-query and multi-query attention are the same code.
+ * grouped-query and multi-query attention are the same code. The query, key and value projections
+ * have biases when `qkvHasBias(config)` (gpt2, Qwen2); with `qkNorm` (Qwen3) queries and keys pass a
+ * per-head RMSNorm before RoPE.
  */
 export class SelfAttention extends Module {
   readonly wq: Linear;
   readonly wk: Linear;
   readonly wv: Linear;
   readonly wo: Linear;
+  readonly qNorm: RMSNorm | undefined;
+  readonly kNorm: RMSNorm | undefined;
   readonly #rotary: RotaryEmbedding | undefined;
   readonly #dropout: Dropout;
 
@@ -25,39 +40,56 @@ export class SelfAttention extends Module {
   ) {
     super();
     const hd = headDim(config);
-    const { dim, numHeads, numKvHeads, bias } = config;
-    const linear = (out: number, std: number) => new Linear(dim, out, { bias, std, seed: init.seeds() });
-    this.wq = this.addChild('wq', linear(numHeads * hd, init.std));
-    this.wk = this.addChild('wk', linear(numKvHeads * hd, init.std));
-    this.wv = this.addChild('wv', linear(numKvHeads * hd, init.std));
+    const { dim, numKvHeads, bias } = config;
+    const projection = (out: number) =>
+      new Linear(dim, out, { bias: qkvHasBias(config), std: init.std, seed: init.seeds() });
+    this.wq = this.addChild('wq', projection(qDim(config)));
+    this.wk = this.addChild('wk', projection(numKvHeads * hd));
+    this.wv = this.addChild('wv', projection(numKvHeads * hd));
     this.wo = this.addChild(
       'wo',
-      new Linear(numHeads * hd, dim, { bias, std: init.residualStd, seed: init.seeds() }),
+      new Linear(qDim(config), dim, { bias, std: init.residualStd, seed: init.seeds() }),
     );
+    this.qNorm = config.qkNorm ? this.addChild('q_norm', new RMSNorm(hd, config.normEps)) : undefined;
+    this.kNorm = config.qkNorm ? this.addChild('k_norm', new RMSNorm(hd, config.normEps)) : undefined;
     this.#rotary = config.preset === 'llama' ? new RotaryEmbedding(config.ropeTheta) : undefined;
     this.#dropout = this.addChild('dropout', new Dropout(init.dropout, init.seeds()));
+  }
+
+  /** The projections of x [B, T, dim] split into heads, q and k through their norms (if any), before RoPE. */
+  project(x: Tensor): HeadProjections {
+    const [b, t] = x.shape;
+    const hd = headDim(this.config);
+    const { numHeads, numKvHeads } = this.config;
+    const q = this.wq.forward(x).reshape([b, t, numHeads, hd]); // [B, T, H, hd]
+    const k = this.wk.forward(x).reshape([b, t, numKvHeads, hd]); // [B, T, Hkv, hd]
+    const v = this.wv.forward(x).reshape([b, t, numKvHeads, hd]); // [B, T, Hkv, hd]
+    return {
+      q: this.qNorm ? this.qNorm.forward(q) : q,
+      k: this.kNorm ? this.kNorm.forward(k) : k,
+      v,
+    };
+  }
+
+  /** RoPE (llama) of heads [B, T, heads, hd] whose first row is at `offset`; unchanged for learned positions. */
+  rotate(x: Tensor, offset: number): Tensor {
+    return this.#rotary ? this.#rotary.forward(x, offset) : x;
+  }
+
+  /** Attention output [B, T, H, hd] -> [B, T, dim] through the output projection (and dropout). */
+  output(heads: Tensor): Tensor {
+    const [b, t] = heads.shape;
+    return this.#dropout.forward(this.wo.forward(heads.reshape([b, t, qDim(this.config)]))); // [B, T, dim]
   }
 
   /** x [B, T, dim] -> [B, T, dim]. */
   forward(x: Tensor, ctx: ForwardContext): Tensor {
     return scope(() => {
-      const [b, t] = x.shape;
-      const hd = headDim(this.config);
-      const { numHeads, numKvHeads } = this.config;
-      let q = this.wq.forward(x).reshape([b, t, numHeads, hd]); // [B, T, H, hd]
-      let k = this.wk.forward(x).reshape([b, t, numKvHeads, hd]); // [B, T, Hkv, hd]
-      const v = this.wv.forward(x).reshape([b, t, numKvHeads, hd]); // [B, T, Hkv, hd]
-      if (this.#rotary) {
-        q = this.#rotary.forward(q, ctx.offset);
-        k = this.#rotary.forward(k, ctx.offset);
-      }
-      const kv = ctx.cache ? ctx.cache.update(this.layer, k, v, ctx.offset) : { k, v };
-      const out = attention(q, kv.k, kv.v, { causal: true, offset: ctx.offset }).reshape([
-        b,
-        t,
-        numHeads * hd,
-      ]); // [B, T, H*hd]
-      return this.#dropout.forward(this.wo.forward(out));
+      const projected = this.project(x);
+      const q = this.rotate(projected.q, ctx.offset); // [B, T, H, hd]
+      const k = this.rotate(projected.k, ctx.offset); // [B, T, Hkv, hd]
+      const kv = ctx.cache ? ctx.cache.update(this.layer, k, projected.v, ctx.offset) : { k, v: projected.v };
+      return this.output(attention(q, kv.k, kv.v, { causal: true, offset: ctx.offset })); // [B, T, dim]
     });
   }
 }

@@ -9,10 +9,18 @@ export interface LinearOptions {
   readonly seed: number;
 }
 
-/** y = x Wᵀ (+ b), with W stored [out, in] as in PyTorch and llama2.c. */
+/** A term added to a Linear's output, computed from the same input (a LoRA adapter). */
+export interface LinearAdapter {
+  /** x [..., in] -> [..., out]. */
+  delta(x: Tensor): Tensor;
+}
+
+/** y = x Wᵀ (+ b) (+ adapter(x)), with W stored [out, in] as in PyTorch and llama2.c. */
 export class Linear extends Module {
   readonly weight: Tensor;
   readonly bias: Tensor | undefined;
+  /** Added to the output when set; its parameters are not this module's (see `applyLora`). */
+  adapter: LinearAdapter | undefined = undefined;
 
   constructor(
     readonly inFeatures: number,
@@ -32,9 +40,13 @@ export class Linear extends Module {
   /** x [..., in] -> [..., out]. */
   forward(x: Tensor): Tensor {
     const y = matmul(x, this.weight, { transB: true });
-    if (!this.bias) return y;
-    const out = y.add(this.bias);
-    y.dispose();
+    const biased = this.bias ? y.add(this.bias) : y;
+    if (biased !== y) y.dispose();
+    if (!this.adapter) return biased;
+    const delta = this.adapter.delta(x);
+    const out = biased.add(delta);
+    biased.dispose();
+    delta.dispose();
     return out;
   }
 }
