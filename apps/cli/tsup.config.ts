@@ -13,4 +13,6 @@ export default defineConfig({
   splitting: true,
   sourcemap: true,
   clean: true,
+  // The browser benchmark's page builder: loaded only by `loom bench generate --browser`, never bundled.
+  external: ['vite', 'playwright-core'],
 });

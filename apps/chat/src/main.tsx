@@ -1,15 +1,34 @@
 import { render } from 'preact';
-import type { BackendChoice } from './protocol';
+import type { WorkerOptions } from './protocol';
 import { App } from './ui/App';
-import { refreshSaved, saved, showConversation } from './ui/conversations';
+import { showConversation } from './ui/chat-actions';
+import { refreshSaved, saved } from './ui/conversations';
 import { servedModel } from './ui/model-download';
-import { loadFiles, startWorker } from './ui/model-worker-client';
+import { loadFiles, loseDevice, startWorker } from './ui/model-worker-client';
 import { connectToOwnServer } from './ui/server-chat';
 import * as state from './ui/state';
 import './styles.css';
 
-const choice: BackendChoice = new URLSearchParams(location.search).get('backend') === 'cpu' ? 'cpu' : 'auto';
-startWorker(choice);
+const query = new URLSearchParams(location.search);
+/** A positive byte count from the query (`?memory-limit=`, `?adapter-limit=`); anything else is shown as an error. */
+function bytesParameter(name: string): number | undefined {
+  const text = query.get(name);
+  if (text === null) return undefined;
+  const bytes = Number(text);
+  if (Number.isSafeInteger(bytes) && bytes > 0) return bytes;
+  state.error.value = `?${name}= must be a positive whole number of bytes, got ${JSON.stringify(text)}; it is ignored`;
+  return undefined;
+}
+const memoryLimit = bytesParameter('memory-limit');
+const adapterLimit = bytesParameter('adapter-limit');
+const options: WorkerOptions = {
+  backend: query.get('backend') === 'cpu' ? 'cpu' : 'auto',
+  ...(memoryLimit === undefined ? {} : { memoryLimit }),
+  ...(adapterLimit === undefined ? {} : { adapterLimit }),
+  testHooks: query.has('test-hooks'),
+};
+startWorker(options);
+if (options.testHooks) Object.assign(window, { loomChatTest: { loseDevice } });
 render(<App />, document.getElementById('app')!);
 
 // The newest saved conversation comes back on reload; a model served under /model/ (pnpm start) loads at once; a

@@ -12,14 +12,40 @@ export interface ModelFile {
   readonly bytes: ArrayBuffer;
 }
 
+/** How the worker starts: the backend, the memory it may use, and whether the test hooks answer. */
+export interface WorkerOptions {
+  readonly backend: BackendChoice;
+  /** Bytes the weights, cache and activations may take in all (`?memory-limit=BYTES`; default: no limit). */
+  readonly memoryLimit?: number;
+  /** Caps the adapter's maxBufferSize and maxStorageBufferBindingSize as the worker sees them (`?adapter-limit=BYTES`). */
+  readonly adapterLimit?: number;
+  /** Whether `lose-device` is honoured (`?test-hooks`). */
+  readonly testHooks: boolean;
+}
+
+/** A message of a conversation the worker continues: the page's text of it. */
+export interface HistoryMessage {
+  readonly role: 'user' | 'assistant';
+  readonly text: string;
+}
+
 /** What the page asks the worker. */
 export type Request =
-  | { readonly type: 'init'; readonly backend: BackendChoice }
-  | { readonly type: 'load'; readonly files: readonly ModelFile[] }
-  | { readonly type: 'reset'; readonly mode: PromptMode; readonly system: string }
+  | { readonly type: 'init'; readonly options: WorkerOptions }
+  /** `context`: the positions the cache holds (default: the model's maxSeqLen). */
+  | { readonly type: 'load'; readonly files: readonly ModelFile[]; readonly context?: number }
+  /** A new conversation; `history` (whole turns, user first) is prefilled with the next message. */
+  | {
+      readonly type: 'reset';
+      readonly mode: PromptMode;
+      readonly system: string;
+      readonly history: readonly HistoryMessage[];
+    }
   | { readonly type: 'send'; readonly turn: number; readonly text: string; readonly settings: Settings }
   | { readonly type: 'stop' }
-  | { readonly type: 'attention'; readonly layer: number; readonly head: number };
+  | { readonly type: 'attention'; readonly layer: number; readonly head: number }
+  /** Test hook: destroys the WebGPU device, as a lost one (honoured with `testHooks` only). */
+  | { readonly type: 'lose-device' };
 
 /** The backend the worker runs on, and why it is not WebGPU when it is not. */
 export interface BackendInfo {
@@ -95,4 +121,6 @@ export type Report =
       readonly alternatives: readonly Alternative[];
     }
   | { readonly type: 'done'; readonly turn: number; readonly text: string; readonly stats: ReplyStats }
+  /** The reply ended early for a reason other than Stop (the WebGPU device was lost); no `done` follows. */
+  | { readonly type: 'interrupted'; readonly turn: number; readonly notice: string }
   | { readonly type: 'attention'; readonly map: AttentionMap };

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseModel, saveCheckpoint } from '@loom/models';
+import { encodePrompt } from '@loom/runtime';
 import { loadTokenizer } from '@loom/tokenizer';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
@@ -29,6 +30,43 @@ const golden: { greedy: GreedyReference[] } = JSON.parse(
 const [reference] = golden.greedy;
 
 const browserPresent = haveChromium('the chat end-to-end test');
+const tok512 = loadTokenizer(readFileSync(TOKENIZER));
+
+/** The messages on the page, oldest first. */
+const shownMessages = (page: Page) =>
+  page.locator('.message:not(.streaming)').evaluateAll((elements) =>
+    elements.map((element) => ({
+      role: element.classList.contains('user') ? 'user' : 'assistant',
+      text: element.querySelector('.message-text')?.textContent ?? '',
+    })),
+  );
+
+/** The story a story-mode conversation is: the user's texts joined with a space (unless one has it), replies as is. */
+function storyOf(messages: readonly { role: string; text: string }[]): string {
+  let story = '';
+  for (const { role, text } of messages) {
+    const join = role === 'user' && story !== '' && !/\s$/.test(story) && !/^\s/.test(text) ? ' ' : '';
+    story += join + text;
+  }
+  return story;
+}
+
+/** What the page keeps in IndexedDB, read directly. */
+const savedInBrowser = (page: Page) =>
+  page.evaluate(
+    () =>
+      new Promise<{ title: string; messages: { role: string; text: string; stopped?: string }[] }[]>(
+        (resolve, reject) => {
+          const open = indexedDB.open('loom-chat');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const request = open.result.transaction('conversations').objectStore('conversations').getAll();
+            request.onsuccess = () => resolve(request.result);
+            request.onerror = () => reject(request.error);
+          };
+        },
+      ),
+  );
 
 /** Waits for the page to get there (a reply is a few seconds of software rendering). */
 const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 60_000, interval: 50 });
@@ -149,6 +187,75 @@ describe.skipIf(!browserPresent)('the chat page in headless Chromium', () => {
     }
   });
 
+  it("refuses a model too large for the adapter's limits or the memory limit, saying what to do", async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${origin}/?adapter-limit=100000`);
+      await page.locator('[data-stat="backend"]', { hasText: /^webgpu / }).waitFor();
+      await page.getByLabel('Model files').setInputFiles([MODEL, TOKENIZER]);
+      await poll(() => page.getByRole('alert').textContent()).toContain(
+        'stories260K.bin, tok512.bin: the weight tok_embeddings.weight [512, 64] float32 takes 131072 bytes (0.0 GiB), ' +
+          "more than the WebGPU adapter's maxStorageBufferBindingSize (capped by ?adapter-limit) of 100000 bytes",
+      );
+      expect(await page.getByRole('alert').textContent()).toContain(
+        'run on the CPU backend (open the page with ?backend=cpu)',
+      );
+      expect(await page.locator('.model-info').textContent()).toBe('No model loaded.');
+
+      await page.goto(`${origin}/?backend=cpu&memory-limit=2000000`);
+      await page.getByLabel('Model files').setInputFiles([MODEL, TOKENIZER]);
+      await poll(() => page.getByRole('alert').textContent()).toMatch(
+        /a context of 512 positions is too large beside the weights' .* Set Context to \d+ positions or fewer in the Model panel/,
+      );
+      const fits = Number((await page.getByRole('alert').textContent())?.match(/Set Context to (\d+)/)?.[1]);
+      expect(fits).toBeGreaterThan(0);
+      expect(fits).toBeLessThan(512);
+      await page.getByLabel("Context (positions; empty: the model's maxSeqLen)").fill(String(fits));
+      await page.getByLabel('Model files').setInputFiles([MODEL, TOKENIZER]);
+      await poll(() => page.locator('.model-info').textContent()).toContain('stories260K.bin');
+      await setControl(page, 'Max tokens', '8');
+      await sendAndWait(page, reference.prompt);
+      expect(await stat(page, 'context').textContent()).toMatch(new RegExp(`^\\d+ / ${fits}$`));
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a page closed mid-reply ends its worker; another page of the origin sees the conversation whole or not at all', async () => {
+    const context = await browser.newContext();
+    try {
+      const [closing, other] = [await context.newPage(), await context.newPage()];
+      const errors: string[] = [];
+      other.on('pageerror', (error) => errors.push(error.message)); // unhandled errors and rejections
+      await other.goto(`${origin}/?backend=cpu`);
+      await closing.goto(`${origin}/?backend=cpu`);
+      await closing.getByLabel('Model files').setInputFiles([MODEL, TOKENIZER]);
+      await poll(() => closing.locator('.model-info').textContent()).toContain('stories260K.bin');
+      await setControl(closing, 'Max tokens', '400');
+      const prompt = 'The tab that closed';
+      await send(closing, prompt);
+      await poll(() => closing.locator('.streaming .token').count()).toBeGreaterThan(5);
+      const closed = closing.waitForEvent('close');
+      await closing.close({ runBeforeUnload: true }); // as a user closes it: pagehide runs
+      await closed;
+      await other.reload();
+      await other.locator('.conversations').waitFor({ state: 'attached' });
+      const mine = (await savedInBrowser(other)).filter((conversation) => conversation.title === prompt);
+      console.info(
+        `closed mid-reply: the conversation was ${mine.length > 0 ? 'saved, stopped' : 'not saved'}`,
+      );
+      for (const { messages } of mine) {
+        expect(messages.map(({ role }) => role)).toEqual(['user', 'assistant']);
+        expect(messages[0].text).toBe(prompt);
+        expect(messages[1].stopped).toBe('page closed');
+      }
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   for (const backend of ['webgpu', 'cpu'] as const) {
     describe(`on ${backend}`, () => {
       let page: Page;
@@ -157,7 +264,7 @@ describe.skipIf(!browserPresent)('the chat page in headless Chromium', () => {
         const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
         page = await context.newPage();
         page.on('pageerror', (error) => console.error(`page error: ${error.message}`));
-        await page.goto(`${origin}/${backend === 'cpu' ? '?backend=cpu' : ''}`);
+        await page.goto(`${origin}/?test-hooks${backend === 'cpu' ? '&backend=cpu' : ''}`);
         await page.locator('[data-stat="backend"]', { hasText: /^(webgpu|cpu) / }).waitFor();
       });
 
@@ -171,15 +278,44 @@ describe.skipIf(!browserPresent)('the chat page in headless Chromium', () => {
         else expect(await notice.count()).toBe(0);
       });
 
-      it('shows the library error for a file that is not a model', async () => {
-        await page.getByLabel('Model files').setInputFiles({
-          name: 'notes.txt',
-          mimeType: 'text/plain',
-          buffer: Buffer.from('these are my notes, not a model'),
+      it("shows the library's error for each file that is not a model, and loads a good one after them", async () => {
+        const binary = (name: string, buffer: Buffer) => ({
+          name,
+          mimeType: 'application/octet-stream',
+          buffer,
         });
-        await poll(() => page.getByRole('alert').textContent()).toContain(
-          'notes.txt: not a model file Loom recognises',
-        );
+        const model = readFileSync(MODEL);
+        const tokenizer = binary('tok512.bin', readFileSync(TOKENIZER));
+        const random = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 2654435761) >>> 24));
+        const cases = [
+          {
+            files: [binary('random.bin', random), tokenizer],
+            error: 'random.bin: not a model file Loom recognises',
+          },
+          {
+            files: [{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('these are my notes') }],
+            error: 'notes.txt: not a model file Loom recognises',
+          },
+          {
+            files: [binary('stories260K.bin', model.subarray(0, 5000)), tokenizer],
+            error: `stories260K.bin: header says`,
+            also: 'the file is truncated',
+          },
+          {
+            files: [binary('model.bin', readFileSync(TOKENIZER)), tokenizer],
+            error: 'model.bin: not a model file',
+          },
+        ];
+        for (const { files, error, also } of cases) {
+          await page.getByLabel('Model files').setInputFiles(files);
+          await poll(() => page.getByRole('alert').textContent()).toContain(error);
+          if (also) expect(await page.getByRole('alert').textContent()).toContain(also);
+          expect(await page.locator('.model-info').textContent()).toBe('No model loaded.');
+        }
+        // Still usable: a good model loads and answers.
+        await page.getByLabel('Model files').setInputFiles([MODEL, TOKENIZER]);
+        await poll(() => page.locator('.model-info').textContent()).toContain('stories260K.bin');
+        expect(await page.getByRole('alert').count()).toBe(0);
       });
 
       it('streams the golden greedy continuation of "Once upon a time" from stories260K + tok512', async () => {
@@ -312,12 +448,57 @@ describe.skipIf(!browserPresent)('the chat page in headless Chromium', () => {
         await page.screenshot({ path: join(ARTIFACTS, `chat-${backend}-400px.png`), fullPage: true });
       });
 
-      it('finds the conversations again after a reload', async () => {
+      if (backend === 'webgpu') {
+        it('stops a reply cleanly when the WebGPU device is lost, moves to the CPU and goes on there', async () => {
+          await page.getByRole('button', { name: 'New chat' }).click();
+          await setControl(page, 'Temperature', '0.8');
+          await setControl(page, 'Max tokens', '400');
+          await send(page, 'Once upon a time');
+          await poll(() => page.locator('.streaming .token').count()).toBeGreaterThan(5);
+          await page.evaluate(() =>
+            (window as unknown as { loomChatTest: { loseDevice(): void } }).loomChatTest.loseDevice(),
+          );
+          await poll(() => page.locator('.stopped').last().textContent()).toBe('(device lost)');
+          expect(await page.locator('.streaming').count()).toBe(0);
+          expect(await page.locator('.notice:not(.backend-notice)').textContent()).toContain(
+            'The WebGPU device was lost while the model was writing',
+          );
+          await poll(() => stat(page, 'backend').textContent()).toMatch(/^cpu \(/);
+          expect(await page.locator('.backend-notice').textContent()).toMatch(
+            /^The WebGPU device was lost \(.+\); running on the CPU from now on\.$/,
+          );
+          expect(await page.getByRole('alert').count()).toBe(0);
+          // The next message works on the CPU, and the model read the interrupted turn again first.
+          await setControl(page, 'Temperature', '0');
+          await setControl(page, 'Max tokens', '10');
+          await sendAndWait(page, 'The next day');
+          expect(await stat(page, 'stop-reason').textContent()).toBe('max-tokens');
+          const story = storyOf(await shownMessages(page).then((messages) => messages.slice(0, -1)));
+          expect(Number(await stat(page, 'reused').textContent())).toBe(0);
+          expect(Number(await stat(page, 'prefilled').textContent())).toBe(
+            encodePrompt(tok512, story).length,
+          );
+        });
+      }
+
+      it('finds the conversations again after a reload, and the next turn reads them again', async () => {
         const shown = await page.locator('.message').allTextContents();
+        const before = await shownMessages(page);
         await page.reload();
         await poll(() => page.locator('.message').allTextContents()).toEqual(shown);
-        // The golden story, the plain chat and the two stopped stories.
-        expect(await page.locator('.conversations li').count()).toBe(4);
+        // The golden story, the plain chat and the two stopped stories (and the one the lost device stopped).
+        expect(await page.locator('.conversations li').count()).toBe(backend === 'webgpu' ? 5 : 4);
+        // The model starts with an empty cache: continuing prefills the restored turns with the new text.
+        await page.getByLabel('Model files').setInputFiles([MODEL, TOKENIZER]);
+        await poll(() => page.locator('.model-info').textContent()).toContain('stories260K.bin');
+        await setControl(page, 'Temperature', '0');
+        await setControl(page, 'Max tokens', '10');
+        await sendAndWait(page, 'Then they went home.');
+        const messages = await shownMessages(page);
+        expect(messages.slice(0, -2)).toEqual(before);
+        const story = storyOf(messages.slice(0, -1));
+        expect(Number(await stat(page, 'reused').textContent())).toBe(0);
+        expect(Number(await stat(page, 'prefilled').textContent())).toBe(encodePrompt(tok512, story).length);
       });
     });
   }

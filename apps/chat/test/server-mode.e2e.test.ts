@@ -141,6 +141,26 @@ describe.skipIf(!haveChromium('the server-mode end-to-end test'))(
       expect(await lastReply(page).textContent()).toBe(stopped);
     });
 
+    it('frees the server slot when a tab closes mid-reply', async () => {
+      const closing = await browser.newPage();
+      await closing.goto(`${origin}/?backend=cpu`);
+      await closing.getByLabel('API key (optional)').fill(KEY);
+      await closing.getByRole('button', { name: 'Connect' }).click();
+      await poll(() => closing.locator('.model-info').textContent()).toContain(
+        'replies come from the server',
+      );
+      await setControl(closing, 'Temperature', '0.8');
+      await setControl(closing, 'Max tokens', '400');
+      await send(closing, PROMPT);
+      await poll(() => closing.locator('.streaming .token').count()).toBeGreaterThan(5);
+      expect(await running()).toBe(1);
+      await closing.close({ runBeforeUnload: true });
+      await poll(running).toBe(0);
+      // The server still answers.
+      const after = await serverReply([{ role: 'user', content: PROMPT }], 5);
+      expect(after.choices[0].finish_reason).toBe('length');
+    });
+
     it("shows the server's error for a request it refuses", async () => {
       await page.getByRole('button', { name: 'New chat' }).click();
       await setControl(page, 'Max tokens', '1000');

@@ -51,6 +51,24 @@ describe('StorySession', () => {
     story.dispose();
   });
 
+  it('continues restored turns: the first turn prefills the whole story and goes on as the live one did', async () => {
+    const live = new StorySession(generator);
+    const first = await collect(live.send('Once upon a time', { ...greedy, stop: { maxNewTokens: 30 } }));
+    const second = await collect(live.send('The next day', { ...greedy, stop: { maxNewTokens: 20 } }));
+    live.dispose();
+    const history = [
+      { role: 'user' as const, text: 'Once upon a time' },
+      { role: 'assistant' as const, text: first.stats.text },
+    ];
+    const restored = new StorySession(generator, { history });
+    expect(restored.story).toBe(`Once upon a time${first.stats.text}`);
+    const { stats } = await collect(restored.send('The next day', { ...greedy, stop: { maxNewTokens: 20 } }));
+    expect(stats.reusedTokens).toBe(0);
+    expect(stats.promptTokens).toEqual(generator.encode(`Once upon a time${first.stats.text} The next day`));
+    expect(stats.tokens).toEqual(second.stats.tokens);
+    restored.dispose();
+  });
+
   it('drops the oldest tokens of a story that leaves no room for the reply, with a notice', async () => {
     const story = new StorySession(generator);
     const long = 'Lily and Tom played in the park with a big red ball. '.repeat(30);

@@ -72,4 +72,12 @@ export const COMMANDS: Readonly<Record<string, LoomCommand>> = {
     summary: 'convert a model between llama2.c .bin, Loom checkpoints, Hugging Face safetensors and GGUF',
     run: async (argv, io) => (await import('./convert/convert')).main(argv, io),
   },
+  quantize: {
+    summary: 'write a model as GGUF with its matrices in Q8_0, Q4_0, Q4_K or Q6_K',
+    run: async (argv, io) => (await import('./quantize/quantize')).main(argv, io),
+  },
+  perplexity: {
+    summary: 'score a text file with a model: perplexity over sliding windows',
+    run: async (argv, io) => (await import('./perplexity/perplexity')).main(argv, io),
+  },
 };

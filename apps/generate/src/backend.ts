@@ -1,5 +1,5 @@
 import { totalmem } from 'node:os';
-import { CpuBackend } from '@loom/backend-cpu';
+import { CpuBackend, type CpuBackendOptions } from '@loom/backend-cpu';
 import type { MemoryLimits } from '@loom/runtime';
 import type { Backend } from '@loom/tensor';
 import type { BackendName } from './args';
@@ -11,9 +11,12 @@ export interface OpenedBackend {
   readonly limits: MemoryLimits;
 }
 
-/** The backend of that name; WebGPU goes through dawn.node, loaded only when asked for (it needs a Vulkan driver). */
-export async function createBackend(name: BackendName): Promise<OpenedBackend> {
-  if (name === 'cpu') return { backend: new CpuBackend(), limits: { totalBytes: totalmem() } };
+/**
+ * The backend of that name (the CPU one with `cpu`, its options such as threads); WebGPU goes
+ * through dawn.node, loaded only when asked for (it needs a Vulkan driver).
+ */
+export async function createBackend(name: BackendName, cpu: CpuBackendOptions = {}): Promise<OpenedBackend> {
+  if (name === 'cpu') return { backend: new CpuBackend(cpu), limits: { totalBytes: totalmem() } };
   const { requireNodeWebGPU } = await import('@loom/webgpu-node');
   const backend = await requireNodeWebGPU();
   const { maxBufferSize, maxStorageBufferBindingSize } = backend.limits;

@@ -1,5 +1,4 @@
 import { basename } from 'node:path';
-import { configureCpuKernels } from '@loom/backend-cpu';
 import { type LoadedModel, loadModelFile, transformerFromTensors } from '@loom/models';
 import type { MemoryLimits } from '@loom/runtime';
 import { setBackend } from '@loom/tensor';
@@ -63,8 +62,7 @@ export async function openModel(flags: ModelFlags, env: NodeJS.ProcessEnv): Prom
         'pass --tokenizer PATH (stories260K.bin uses tok512.bin)',
     );
   }
-  if (flags.threads !== undefined) configureCpuKernels({ threads: flags.threads });
-  const { backend, limits } = await createBackend(flags.backend);
+  const { backend, limits } = await createBackend(flags.backend, { threads: flags.threads });
   setBackend(backend);
   const model = transformerFromTensors(loaded, flags.model);
   return { modelPath, loaded, model, tokenizer, limits };

@@ -1,15 +1,18 @@
 import { basename } from 'node:path';
-import { CpuBackend, configureCpuKernels, cpuKernelSettings } from '@loom/backend-cpu';
+import { CpuBackend } from '@loom/backend-cpu';
+import { WebGPUBackend } from '@loom/backend-webgpu';
 import { loadModelFile, transformerFromTensors } from '@loom/models';
 import { makeConfig, type TransformerConfig, TransformerLM } from '@loom/nn';
 import { InferenceSession, TokenChooser } from '@loom/runtime';
 import { type Backend, scope, setBackend, type Tensor, tensor } from '@loom/tensor';
-import { type FlagValues, integerFlag, stringFlag, UsageError } from '../flags';
+import { browserGenerate } from '../browser/browser-generate';
+import { booleanFlag, type FlagValues, integerFlag, stringFlag, UsageError } from '../flags';
 import { llama2cRate } from '../peers/llama2c';
 import { llamaCppRate } from '../peers/llamacpp';
 import { sharedDataFile } from '../shared-data';
 import { median } from '../stats';
 import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
+import { decodeStepCounts, type StepCounts, weightBytes } from './decode-counts';
 
 /** stories15M's shape (llama2.c): dim 288, hidden 768, 6 layers of 6 heads, vocab 32000. */
 function stories15MShape(maxSeqLen: number): TransformerConfig {
@@ -119,8 +122,9 @@ function defaultTargets(notes: string[]): Target[] {
   return list;
 }
 
-async function createBackend(name: SuiteOptions['backend']): Promise<Backend> {
-  if (name === 'cpu') return new CpuBackend();
+/** The backend of that name; the CPU one on `threads` threads (its default when undefined). */
+async function createBackend(name: SuiteOptions['backend'], threads: number | undefined): Promise<Backend> {
+  if (name === 'cpu') return new CpuBackend({ threads });
   const { requireNodeWebGPU } = await import('@loom/webgpu-node');
   return requireNodeWebGPU();
 }
@@ -198,6 +202,33 @@ async function cacheRows(chooser: TokenChooser, samples: number, notes: string[]
   return rows;
 }
 
+/** Decode steps whose device counters are reported, after WARM_UP_STEPS of warm-up. */
+const COUNTED_STEPS = 8;
+
+/** Per-token device counts of steady-state decode on WebGPU: means over COUNTED_STEPS steps, allocations at most. */
+function countRows(name: string, steps: readonly StepCounts[], weights: number): Row[] {
+  const mean = (key: keyof StepCounts): number => steps.reduce((sum, s) => sum + s[key], 0) / steps.length;
+  const most = (key: keyof StepCounts): number => Math.max(...steps.map((s) => s[key]));
+  const read = mean('inputBytes');
+  return [
+    { model: name, measure: 'webgpu dispatches per token', value: mean('dispatches') },
+    { model: name, measure: 'webgpu copies per token', value: mean('copies') },
+    { model: name, measure: 'webgpu command buffers per token', value: mean('submits') },
+    {
+      model: name,
+      measure: 'webgpu buffers created per token (most in a step)',
+      value: most('buffersCreated'),
+    },
+    { model: name, measure: 'webgpu param uploads per token', value: mean('paramUploads') },
+    { model: name, measure: 'webgpu param bytes per token', value: mean('paramBytes') },
+    { model: name, measure: 'webgpu tensor uploads per token', value: mean('uploads') },
+    { model: name, measure: 'webgpu bytes read back per token', value: mean('bytesRead') },
+    { model: name, measure: 'webgpu bytes read per token (MB, bound inputs)', value: read / 1e6 },
+    { model: name, measure: 'webgpu weights (MB)', value: weights / 1e6 },
+    { model: name, measure: 'webgpu bytes read / weights (x)', value: read / weights },
+  ];
+}
+
 function rateRows(name: string, steps: number, rates: Rates): Row[] {
   const rows: Row[] = [
     {
@@ -244,19 +275,21 @@ export const generateSuite: Suite = {
     llama2c: { type: 'string' },
     'llama2c-tokenizer': { type: 'string' },
     'recompute-samples': { type: 'string' },
+    browser: { type: 'boolean' },
+    'browser-backend': { type: 'string' },
   },
   usage:
-    '[--model PATH] [--threads N] [--tokens N] [--rounds N] [--llama-cpp DIR --gguf PATH] [--llama2c BIN --llama2c-tokenizer PATH] [--recompute-samples N]',
+    '[--model PATH] [--threads N] [--tokens N] [--rounds N] [--llama-cpp DIR --gguf PATH] [--llama2c BIN --llama2c-tokenizer PATH] [--recompute-samples N] [--browser [--browser-backend cpu|webgpu|webgpu-swiftshader]]',
   async run(options): Promise<SuiteResult> {
     const { values } = options;
+    if (booleanFlag(values, 'browser')) return browserGenerate(values, options.backend);
     const modelPath = stringFlag(values, 'model');
     const threads = integerFlag(values, 'threads', 1);
     const peers = peersFrom(values, modelPath);
     const samples = integerFlag(values, 'recompute-samples', 0) ?? RECOMPUTE_SAMPLES;
     const withPeers = peers.llamaCpp !== undefined || peers.llama2c !== undefined;
     const rounds = integerFlag(values, 'rounds', 1) ?? (withPeers ? 3 : 1);
-    if (threads !== undefined) configureCpuKernels({ threads });
-    const backend = await createBackend(options.backend);
+    const backend = await createBackend(options.backend, threads);
     setBackend(backend);
     const chooser = new TokenChooser({ temperature: 0 });
     const notes: string[] = [];
@@ -300,16 +333,32 @@ export const generateSuite: Suite = {
         }
       }
       rows.push(...rateRows(target.name, steps, rates));
+      if (backend instanceof WebGPUBackend && model.config.maxSeqLen > WARM_UP_STEPS + COUNTED_STEPS) {
+        const counts = await decodeStepCounts(model, backend, chooser, WARM_UP_STEPS, COUNTED_STEPS);
+        rows.push(...countRows(target.name, counts, weightBytes(model)));
+      }
       model.dispose();
     }
     if (modelPath === undefined) rows.push(...(await cacheRows(chooser, samples, notes)));
     notes.push(
-      `median of ${rounds} round(s); ${threads ?? cpuKernelSettings().threads} CPU thread(s) for Loom.`,
+      `median of ${rounds} round(s); ${backend instanceof CpuBackend ? backend.kernelSettings.threads : threads} CPU thread(s) for Loom.`,
     );
     if (withPeers) notes.push('peers ran after Loom in every round, on the same weights and thread count.');
     notes.push(
       'greedy decoding with the argmax on the device; weights are random except for trained checkpoints.',
     );
+    if (backend instanceof WebGPUBackend) {
+      const { subgroups, shaderF16, software } = backend.features;
+      const matvec = software
+        ? 'CPU rasteriser: matvec runs a thread per row'
+        : `matvec runs a workgroup per row${subgroups ? ' with subgroup sums' : ''}`;
+      notes.push(
+        `webgpu counts: decode steps ${WARM_UP_STEPS + 1}..${WARM_UP_STEPS + COUNTED_STEPS} of a fresh session; ` +
+          'bytes read per token add up the storage each dispatch binds as input (attention: the visible keys ' +
+          'and values only), an upper bound (an embedding gather binds the whole table for one row). ' +
+          `Device: ${matvec}; subgroups ${subgroups ? 'present' : 'absent'}, shader-f16 ${shaderF16 ? 'present (unused)' : 'absent'}.`,
+      );
+    }
     return { title: `text generation on ${options.backend}`, rows, notes };
   },
 };

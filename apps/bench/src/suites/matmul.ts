@@ -1,4 +1,4 @@
-import { CpuBackend, configureCpuKernels, cpuKernelSettings, cpuThreadsReady } from '@loom/backend-cpu';
+import { CpuBackend } from '@loom/backend-cpu';
 import { type Backend, matmul, randn, type Shape, setBackend, type Tensor } from '@loom/tensor';
 import { requireNodeWebGPU } from '@loom/webgpu-node';
 import { timeMedian } from '../stats';
@@ -94,21 +94,21 @@ async function measure(c: Case, variant: Variant): Promise<number> {
 }
 
 async function cpuVariants(): Promise<Variant[]> {
-  const backend = new CpuBackend();
   const sync = async () => {};
+  const setup = async () => {};
   const variants: Variant[] = [
-    { column: 'js', backend, sync, setup: async () => configureCpuKernels({ wasm: false, threads: 1 }) },
-    { column: 'wasm 1t', backend, sync, setup: async () => configureCpuKernels({ wasm: true, threads: 1 }) },
+    { column: 'js', backend: new CpuBackend({ wasm: false, threads: 1 }), sync, setup },
+    { column: 'wasm 1t', backend: new CpuBackend({ wasm: true, threads: 1 }), sync, setup },
   ];
-  const threads = cpuKernelSettings().threads;
+  const threaded = new CpuBackend({ wasm: true });
+  const { threads } = threaded.kernelSettings;
   if (threads > 1) {
     variants.push({
       column: `wasm ${threads}t`,
-      backend,
+      backend: threaded,
       sync,
       setup: async () => {
-        configureCpuKernels({ wasm: true, threads });
-        const ready = await cpuThreadsReady();
+        const ready = await threaded.threadsReady();
         if (ready !== threads) throw new Error(`bench matmul: only ${ready} of ${threads} threads started`);
       },
     });
@@ -151,7 +151,6 @@ export const matmulSuite: Suite = {
       for (const v of variants) row[`${v.column} GFLOP/s`] = results.get(`${v.column} ${label(c)}`) ?? 0;
       return row;
     });
-    if (backend === 'cpu') configureCpuKernels({ wasm: true, threads: cpuKernelSettings().threads });
     return {
       title: `matmul on ${backend}: GFLOP/s, median of ${RUNS} runs of about ${RUN_MS} ms after warm-up`,
       rows,

@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { inferenceMemory } from '@loom/kvcache';
 import { isLoomConfigJson, type ModelConfig, parseHfConfig, parseLoomConfigJson } from '@loom/models';
-import { type ConfigInput, makeConfig, parameterCount } from '@loom/nn';
+import {
+  type ConfigInput,
+  defaultLoraTargets,
+  loraParameterCount,
+  makeConfig,
+  parameterCount,
+} from '@loom/nn';
 import { type FlagValues, integerFlag, stringFlag, UsageError } from '../flags';
 import type { Row, Suite, SuiteResult } from '../suite';
 
@@ -42,7 +48,31 @@ function llama(input: ConfigInput, tied = true): ModelConfig {
 const DTYPE_BYTES: Readonly<Record<string, number>> = { fp32: 4, fp16: 2, bf16: 2, int8: 1 };
 
 const USAGE =
-  '[--config NAME|config.json] [--batch N] [--seq-len N] [--dtype fp32|fp16|bf16|int8] [--kv-heads N]';
+  '[--config NAME|config.json] [--batch N] [--seq-len N] [--dtype fp32|fp16|bf16|int8] [--kv-heads N] [--lora-rank N [--lora-targets q_proj,v_proj]]';
+
+/** Bytes of AdamW's two float32 moments per trainable value. */
+const ADAMW_BYTES = 2 * 4;
+
+/** Trainable parameters and optimizer bytes of a full fine-tune and, with --lora-rank, of LoRA adapters. */
+function trainingColumns(config: ModelConfig, values: FlagValues): Row {
+  const rank = integerFlag(values, 'lora-rank', 1);
+  const full = parameterCount(config);
+  const columns: Row = { 'trainable (full)': full, 'AdamW (full)': formatBytes(ADAMW_BYTES * full) };
+  if (rank === undefined) return columns;
+  const given = stringFlag(values, 'lora-targets');
+  const targets = given === undefined ? defaultLoraTargets(config.preset) : given.split(',');
+  let lora: number;
+  try {
+    lora = loraParameterCount(config, rank, targets);
+  } catch (error) {
+    throw new UsageError(`--lora-targets: ${(error as Error).message}`);
+  }
+  return {
+    ...columns,
+    [`trainable (LoRA r=${rank})`]: `${lora} (${((100 * lora) / full).toFixed(2)}%)`,
+    'AdamW (LoRA)': formatBytes(ADAMW_BYTES * lora),
+  };
+}
 
 /** A preset by name, or a Hugging Face or Loom config.json (relative to where pnpm was started). */
 function loadConfig(name: string): ModelConfig {
@@ -99,6 +129,7 @@ function row(name: string, config: ModelConfig, values: FlagValues): Row {
     'KV cache': formatBytes(memory.kvCache),
     activations: formatBytes(memory.activations),
     total: formatBytes(memory.total),
+    ...trainingColumns(shaped, values),
   };
 }
 
@@ -112,6 +143,8 @@ export const memorySuite: Suite = {
     'seq-len': { type: 'string' },
     dtype: { type: 'string' },
     'kv-heads': { type: 'string' },
+    'lora-rank': { type: 'string' },
+    'lora-targets': { type: 'string' },
   },
   usage: USAGE,
   async run({ values }): Promise<SuiteResult> {
@@ -123,6 +156,7 @@ export const memorySuite: Suite = {
       notes: [
         'KV cache = batch × seq len × layers × 2 × kv heads × head dim × bytes per element.',
         'activations: one prefill of every sequence at once (no score matrix: attention is fused).',
+        'training: AdamW keeps two float32 moments per trainable value; LoRA trains r·(in + out) per adapted module per layer and freezes the rest.',
         `pnpm bench memory ${USAGE}; presets: ${Object.keys(PRESETS).join(', ')}.`,
       ],
     };

@@ -1,4 +1,4 @@
-import { CpuBackend, configureCpuKernels, cpuKernelSettings } from '@loom/backend-cpu';
+import { CpuBackend } from '@loom/backend-cpu';
 import { KVCache } from '@loom/kvcache';
 import { loadModelFile, transformerFromTensors } from '@loom/models';
 import { forwardBatch, makeConfig, TransformerLM } from '@loom/nn';
@@ -43,8 +43,9 @@ async function decodeSeconds(model: TransformerLM, streams: number, steps: numbe
   return seconds;
 }
 
-async function createBackend(name: SuiteOptions['backend']): Promise<Backend> {
-  if (name === 'cpu') return new CpuBackend();
+/** The backend of that name; the CPU one on `threads` threads (its default when undefined). */
+async function createBackend(name: SuiteOptions['backend'], threads: number | undefined): Promise<Backend> {
+  if (name === 'cpu') return new CpuBackend({ threads });
   const { requireNodeWebGPU } = await import('@loom/webgpu-node');
   return requireNodeWebGPU();
 }
@@ -82,8 +83,8 @@ export const serveSuite: Suite = {
   async run(options): Promise<SuiteResult> {
     const steps = integerFlag(options.values, 'tokens', 2) ?? 64;
     const threads = integerFlag(options.values, 'threads', 1);
-    if (threads !== undefined) configureCpuKernels({ threads });
-    setBackend(await createBackend(options.backend));
+    const backend = await createBackend(options.backend, threads);
+    setBackend(backend);
     const notes: string[] = [];
     const rows: Row[] = [];
     for (const target of targets(notes)) {
@@ -101,7 +102,7 @@ export const serveSuite: Suite = {
     }
     notes.push(
       `${steps - 1} decode steps after a ${PROMPT_TOKENS}-token prompt per stream, one forwardBatch pass per step ` +
-        `over all streams, greedy; median of ${ROUNDS} rounds; ${threads ?? cpuKernelSettings().threads} CPU thread(s).`,
+        `over all streams, greedy; median of ${ROUNDS} rounds; ${backend instanceof CpuBackend ? backend.kernelSettings.threads : threads} CPU thread(s).`,
     );
     return { title: `serve: batched decode on ${options.backend}`, rows, notes };
   },

@@ -1,11 +1,5 @@
-import {
-  deleteConversation,
-  exportConversations,
-  importConversations,
-  saved,
-  showConversation,
-} from './conversations';
-import { resetConversation } from './model-worker-client';
+import { showConversation } from './chat-actions';
+import { deleteConversation, exportConversations, importConversations, saved } from './conversations';
 import * as state from './state';
 
 function download(text: string): void {
@@ -40,9 +34,6 @@ export function ConversationsPanel() {
               class="link"
               onClick={() => {
                 showConversation(conversation);
-                resetConversation(conversation.mode, conversation.system);
-                state.notice.value =
-                  'Restored from this browser; the model starts afresh from your next message.';
               }}
             >
               {conversation.title || '(empty)'}

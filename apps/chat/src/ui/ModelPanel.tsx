@@ -77,9 +77,25 @@ export function ModelPanel() {
           multiple
           aria-label="Model files"
           disabled={loading}
-          onChange={(event) => void readPicked(event.currentTarget.files)}
+          onChange={(event) => {
+            const input = event.currentTarget;
+            void readPicked(input.files);
+            input.value = ''; // the same files picked again (with another Context) load again
+          }}
         />
       </label>
+      <div class="context-row">
+        <label for="model-context">Context (positions; empty: the model's maxSeqLen)</label>
+        <input
+          id="model-context"
+          inputMode="numeric"
+          value={state.context.value}
+          placeholder={info ? String(info.maxSeqLen) : ''}
+          onInput={(event) => {
+            state.context.value = event.currentTarget.value;
+          }}
+        />
+      </div>
       <form class="url-form" onSubmit={onSubmit}>
         <label for="model-urls">Model URLs (space separated)</label>
         <input

@@ -1,5 +1,5 @@
 import type { Settings } from '../settings';
-import { currentId } from './conversations';
+import { currentId, historyOf, type SavedConversation } from './conversations';
 import { resetConversation, sendMessage, stop as stopWorker } from './model-worker-client';
 import { sendToServer, stopServer } from './server-chat';
 import * as state from './state';
@@ -25,4 +25,17 @@ export function newChat(): void {
   state.stats.value = undefined;
   state.serverStats.value = undefined;
   state.notice.value = undefined;
+}
+
+/**
+ * Shows a saved conversation on the page and starts the model's conversation from it: the next message prefills
+ * its turns (the oldest dropped, with the notice, when they do not fit).
+ */
+export function showConversation(conversation: SavedConversation): void {
+  currentId.value = conversation.id;
+  state.messages.value = conversation.messages;
+  state.mode.value = conversation.mode;
+  state.system.value = conversation.system;
+  resetConversation(conversation.mode, conversation.system, historyOf(conversation.messages));
+  state.notice.value = 'Restored from this browser; the model reads it again with your next message.';
 }

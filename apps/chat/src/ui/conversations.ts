@@ -1,6 +1,6 @@
 import { signal } from '@preact/signals';
 import { createStore, del, entries, set } from 'idb-keyval';
-import type { PromptMode } from '../protocol';
+import type { HistoryMessage, PromptMode } from '../protocol';
 import * as state from './state';
 
 /** A conversation as kept in IndexedDB and in exported JSON: its text only. */
@@ -30,9 +30,14 @@ export async function refreshSaved(): Promise<void> {
   saved.value = all.sort((a, b) => b.updated - a.updated);
 }
 
-/** Saves the conversation on the page (after each reply). */
-export async function saveConversation(): Promise<void> {
-  const messages = state.messages.value.map(({ role, text, stopped }) => ({ role, text, stopped }));
+/**
+ * Saves the conversation on the page (after each reply), or `shown` in its place, in one IndexedDB put: a page
+ * closed meanwhile leaves it saved whole, or as it was.
+ */
+export async function saveConversation(
+  shown: readonly state.Message[] = state.messages.value,
+): Promise<void> {
+  const messages = shown.map(({ role, text, stopped }) => ({ role, text, stopped }));
   if (messages.length === 0) return;
   const title = messages[0].text.slice(0, 60);
   const conversation: SavedConversation = {
@@ -47,12 +52,18 @@ export async function saveConversation(): Promise<void> {
   await refreshSaved();
 }
 
-/** Shows a saved conversation on the page (the model's context starts afresh from the next message). */
-export function showConversation(conversation: SavedConversation): void {
-  currentId.value = conversation.id;
-  state.messages.value = conversation.messages;
-  state.mode.value = conversation.mode;
-  state.system.value = conversation.system;
+/** The whole turns of messages (a user message, then its answer), for the model to read again. */
+export function historyOf(
+  messages: readonly { readonly role: string; readonly text: string }[],
+): HistoryMessage[] {
+  const turns: HistoryMessage[] = [];
+  for (let i = 0; i + 1 < messages.length; i++) {
+    const [user, answer] = [messages[i], messages[i + 1]];
+    if (user.role !== 'user' || answer.role !== 'assistant') continue;
+    turns.push({ role: 'user', text: user.text }, { role: 'assistant', text: answer.text });
+    i++;
+  }
+  return turns;
 }
 
 export async function deleteConversation(id: string): Promise<void> {

@@ -1,7 +1,7 @@
-import type { BackendChoice, ModelFile, PromptMode, Report, Request } from '../protocol';
+import type { HistoryMessage, ModelFile, PromptMode, Report, Request, WorkerOptions } from '../protocol';
 import type { Settings } from '../settings';
 import { attention, attentionPending } from './attention-state';
-import { beginReply, finishReply } from './reply';
+import { beginReply, finishReply, saveClosedReply } from './reply';
 import * as state from './state';
 
 const worker = new Worker(new URL('../worker/model-worker.ts', import.meta.url), { type: 'module' });
@@ -42,6 +42,11 @@ function onReport(report: Report): void {
         state.reply.value = [...state.reply.value, { text: report.text, alternatives: [] }];
       finishReply(report.stats.stopReason === 'context-full' ? 'context full' : undefined);
       return;
+    case 'interrupted':
+      if (report.turn !== turn || state.busy.value !== 'generating') return;
+      finishReply('device lost');
+      state.notice.value = report.notice;
+      return;
     case 'attention':
       attention.value = report.map;
       attentionPending.value = false;
@@ -55,16 +60,24 @@ worker.onerror = (event) => {
   state.error.value = `the model worker failed: ${event.message}`;
 };
 
-export function startWorker(choice: BackendChoice): void {
-  post({ type: 'init', backend: choice });
+// A closed or reloaded page ends its model at once; a reply being written is saved as stopped there (one
+// IndexedDB put: the conversation is kept whole with it, or as it was before the reply).
+addEventListener('pagehide', () => {
+  if (state.busy.value === 'generating') saveClosedReply();
+  worker.terminate();
+});
+
+export function startWorker(options: WorkerOptions): void {
+  post({ type: 'init', options });
 }
 
-/** Hands the files to the worker (their buffers move there, nothing is copied). */
+/** Hands the files to the worker (their buffers move there, nothing is copied), with the Context asked for. */
 export function loadFiles(files: readonly ModelFile[]): void {
   state.busy.value = 'loading';
   state.error.value = undefined;
+  const context = state.context.value.trim();
   post(
-    { type: 'load', files },
+    { type: 'load', files, ...(context === '' ? {} : { context: Number(context) }) },
     files.map((file) => file.bytes),
   );
 }
@@ -88,8 +101,20 @@ export function requestAttention(layer: number, head: number): void {
   post({ type: 'attention', layer, head });
 }
 
-/** Starts a new conversation in the worker, with the page's prompt mode and system prompt. */
-export function resetConversation(mode: PromptMode, system: string): void {
+/**
+ * Starts a new conversation in the worker, with the page's prompt mode and system prompt; `history` (a restored
+ * conversation) is prefilled with the next message.
+ */
+export function resetConversation(
+  mode: PromptMode,
+  system: string,
+  history: readonly HistoryMessage[] = [],
+): void {
   stop();
-  post({ type: 'reset', mode, system });
+  post({ type: 'reset', mode, system, history });
+}
+
+/** Test hook (`?test-hooks`): the worker destroys its WebGPU device, as if it were lost. */
+export function loseDevice(): void {
+  post({ type: 'lose-device' });
 }

@@ -10,12 +10,22 @@ export function beginReply(text: string): void {
   state.notice.value = undefined;
 }
 
-/** Joins the streamed reply to the conversation once it is done or stopped, and saves the conversation. */
-export function finishReply(stopped?: string): void {
+/** The conversation with the streamed reply joined to it. */
+function withReply(stopped?: string): readonly state.Message[] {
   const pieces = state.reply.value;
   const text = pieces.map((piece) => piece.text).join('');
-  state.messages.value = [...state.messages.value, { role: 'assistant', text, pieces, stopped }];
+  return [...state.messages.value, { role: 'assistant', text, pieces, stopped }];
+}
+
+/** Joins the streamed reply to the conversation once it is done or stopped, and saves the conversation. */
+export function finishReply(stopped?: string): void {
+  state.messages.value = withReply(stopped);
   state.reply.value = [];
   state.busy.value = 'idle';
   void saveConversation();
+}
+
+/** Saves the conversation with the reply so far marked as stopped by the page closing (the page is going). */
+export function saveClosedReply(): void {
+  void saveConversation(withReply('page closed'));
 }

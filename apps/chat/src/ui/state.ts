@@ -56,4 +56,6 @@ export const settingText = signal<Record<SettingName, string>>(
     Object.entries(DEFAULT_SETTINGS).map(([name, value]) => [name, String(value)]),
   ) as Record<SettingName, string>,
 );
+/** The Context control as typed: the positions of the KV cache ('' for the model's maxSeqLen). */
+export const context = signal('');
 export const theme = signal<'system' | 'light' | 'dark'>('system');

@@ -1,4 +1,4 @@
-import { CpuBackend, cpuKernelSettings, cpuThreadsReady } from '@loom/backend-cpu';
+import { CpuBackend } from '@loom/backend-cpu';
 import { WebGPUBackend } from '@loom/backend-webgpu';
 import type { Backend } from '@loom/tensor';
 import type { BackendChoice, BackendInfo } from '../protocol';
@@ -13,11 +13,22 @@ export interface PickedBackend {
 
 const never = new Promise<string>(() => {});
 
-/** The CPU backend, with the reason the worker is not on WebGPU. */
+/**
+ * Most kernel threads of the CPU backend: a decode step's products are a few hundred microseconds, and beyond
+ * this many threads the handoffs cost more than the split saves.
+ */
+const MAX_CPU_THREADS = 8;
+
+/**
+ * The CPU backend, with the reason the worker is not on WebGPU. Its kernels run on one Web Worker per core (the
+ * model worker included, at most MAX_CPU_THREADS) when the page is cross-origin isolated, else on this worker
+ * alone; the page shows the threads that actually started.
+ */
 export async function cpuBackend(notice: string): Promise<PickedBackend> {
-  const backend = new CpuBackend();
-  await cpuThreadsReady();
-  const { threads, wasm } = cpuKernelSettings();
+  const cores = crossOriginIsolated ? Math.max(1, navigator.hardwareConcurrency || 1) : 1;
+  const backend = new CpuBackend({ threads: Math.min(MAX_CPU_THREADS, cores) });
+  const threads = await backend.threadsReady();
+  const { wasm } = backend.kernelSettings;
   const adapter = `${threads} thread${threads === 1 ? '' : 's'}, ${wasm ? 'WebAssembly SIMD' : 'JavaScript'} kernels`;
   return { backend, info: { name: 'cpu', adapter, notice }, lost: never };
 }

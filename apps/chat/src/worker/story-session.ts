@@ -13,6 +13,20 @@ function commonPrefix(a: readonly number[], b: readonly number[]): number {
   return n;
 }
 
+/** How a story session starts: the positions it may use, and a story to continue (a restored conversation). */
+export interface StorySessionOptions {
+  /** Positions the story may use (default: the model's maxSeqLen), within the generator's limits. */
+  readonly capacity?: number;
+  /** The turns so far, user's and model's, oldest first: the first turn prefills them (none is in the cache). */
+  readonly history?: readonly { readonly role: 'user' | 'assistant'; readonly text: string }[];
+}
+
+/** The story after `content`: the user's text joins it with a space unless one side has it already. */
+function joinUserText(story: string, content: string): string {
+  const joined = story === '' || /\s$/.test(story) || /^\s/.test(content) ? '' : ' ';
+  return `${story}${joined}${content}`;
+}
+
 /** The oldest tokens of the story that left the context to make room for the reply. */
 export interface DroppedText {
   readonly type: 'dropped-text';
@@ -35,8 +49,20 @@ export class StorySession {
   #story = '';
   readonly #session: InferenceSession;
 
-  constructor(readonly generator: TextGenerator) {
-    this.#session = generator.session();
+  constructor(
+    readonly generator: TextGenerator,
+    options: StorySessionOptions = {},
+  ) {
+    this.#session = generator.session({ capacity: options.capacity });
+    // The model's text continues the story as it was generated; the user's joins it as `send` joins it.
+    for (const { role, text } of options.history ?? []) {
+      this.#story = role === 'user' ? joinUserText(this.#story, text) : this.#story + text;
+    }
+  }
+
+  /** The story so far. */
+  get story(): string {
+    return this.#story;
   }
 
   get cachedTokens(): readonly number[] {
@@ -48,8 +74,7 @@ export class StorySession {
   }
 
   send(content: string, options: GenerateOptions = {}): AsyncGenerator<StoryEvent, void> {
-    const joined = this.#story === '' || /\s$/.test(this.#story) || /^\s/.test(content) ? '' : ' ';
-    const story = `${this.#story}${joined}${content}`;
+    const story = joinUserText(this.#story, content);
     let prompt = this.generator.encode(story);
     const { maxNewTokens } = resolveStopConfig(options.stop);
     // Room for the reply: maxNewTokens (a quarter of the context without it), at most half the context, so that

@@ -1,0 +1,87 @@
+import { CpuBackend } from '@loom/backend-cpu';
+import { tensorsFromTransformer } from '@loom/models';
+import { makeConfig, TransformerLM } from '@loom/nn';
+import { InferenceSession, TokenChooser } from '@loom/runtime';
+import { setBackend } from '@loom/tensor';
+import { webgpuForTests } from '@loom/webgpu-node';
+import { describe, expect, it } from 'vitest';
+import { decodeStepCounts, weightBytes } from '../src/suites/decode-counts';
+
+const backend = await webgpuForTests();
+
+/** A tiny llama with random weights: 2 layers, grouped-query heads, untied output. */
+function tinyModel(): TransformerLM {
+  return new TransformerLM(
+    makeConfig('llama', {
+      vocabSize: 64,
+      dim: 32,
+      hiddenDim: 64,
+      numLayers: 2,
+      numHeads: 4,
+      numKvHeads: 2,
+      maxSeqLen: 32,
+      tiedEmbeddings: false,
+    }),
+  ).eval();
+}
+
+/** The logits of each decode step over `tokens`, fed one at a time through the KV cache. */
+async function decodeLogits(model: TransformerLM, tokens: readonly number[]): Promise<Float32Array[]> {
+  const session = new InferenceSession(model);
+  const rows: Float32Array[] = [];
+  for (const token of tokens) {
+    const logits = session.feed([token]);
+    rows.push(await logits.float32Data());
+    logits.dispose();
+  }
+  session.dispose();
+  return rows;
+}
+
+describe.skipIf(!backend)('WebGPU decode counts on a tiny model (lavapipe)', () => {
+  it('after 3 warm-up tokens, tokens 4..10 create no buffers and submit one command buffer each', async () => {
+    if (!backend) throw new Error('unreachable');
+    setBackend(backend);
+    const model = tinyModel();
+    const chooser = new TokenChooser({ temperature: 0 });
+    const steps = await decodeStepCounts(model, backend, chooser, 3, 7);
+    expect(steps).toHaveLength(7);
+    for (const step of steps) {
+      expect(step.buffersCreated).toBe(0);
+      expect(step.submits).toBe(1);
+      expect(step.paramUploads).toBe(1);
+      expect(step.pipelinesCompiled).toBe(0);
+      expect(step.uploads).toBe(1); // the token id
+      expect(step.bytesRead).toBe(8); // the argmax and the check sum
+      expect(step.dispatches).toBe(steps[0].dispatches);
+    }
+    // Every weight is bound at least once per token; the cache adds a little more each step.
+    const weights = weightBytes(model);
+    expect(steps[0].inputBytes).toBeGreaterThanOrEqual(weights);
+    expect(steps[6].inputBytes).toBeGreaterThan(steps[0].inputBytes);
+    model.dispose();
+  });
+
+  it('decodes the same logits as the CPU backend from the same weights', async () => {
+    if (!backend) throw new Error('unreachable');
+    const cpu = new CpuBackend();
+    setBackend(cpu);
+    const reference = tinyModel();
+    setBackend(backend);
+    const model = tinyModel();
+    model.loadStateDict(new Map((await tensorsFromTransformer(reference)).map((t) => [t.name, t])));
+    const tokens = [1, 7, 3, 60, 12, 12, 5, 41, 0, 33];
+    const want = await decodeLogits(reference, tokens);
+    const got = await decodeLogits(model, tokens);
+    for (let step = 0; step < tokens.length; step++) {
+      let worst = 0;
+      for (let i = 0; i < want[step].length; i++) {
+        worst = Math.max(worst, Math.abs(got[step][i] - want[step][i]) / (1 + Math.abs(want[step][i])));
+      }
+      expect(worst).toBeLessThan(1e-4);
+    }
+    model.dispose();
+    reference.dispose();
+    setBackend(cpu);
+  });
+});

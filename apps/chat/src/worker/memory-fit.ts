@@ -1,0 +1,92 @@
+import { checkMemoryLimits, describeBytes, MemoryLimitError, type MemoryLimits } from '@loom/kvcache';
+import type { LoadedModel } from '@loom/models';
+
+/** The memory a backend offers a model, and where each bound comes from (for the message). */
+export interface BackendLimits extends MemoryLimits {
+  /** The backend the limits are of: the advice to move to the CPU is given on WebGPU only. */
+  readonly backend: 'webgpu' | 'cpu';
+  /** What bounds one tensor, e.g. "the WebGPU adapter's maxStorageBufferBindingSize". */
+  readonly tensorLimit?: string;
+  /** What bounds all of it, e.g. "the memory limit". */
+  readonly totalLimit?: string;
+}
+
+const CPU_ADVICE = ', or run on the CPU backend (open the page with ?backend=cpu)';
+
+/** The most positions (at most `context`) whose cache fits within `limits` beside the weights, 0 when none does. */
+function largestContext(loaded: LoadedModel, context: number, limits: MemoryLimits): number {
+  const fits = (positions: number) => {
+    try {
+      checkMemoryLimits(loaded.config, positions, limits);
+      return true;
+    } catch (error) {
+      if (error instanceof MemoryLimitError) return false;
+      throw error;
+    }
+  };
+  let [low, high] = [0, context]; // fits(low) (or low = 0), !fits(high + 1)
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (fits(middle)) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}
+
+/**
+ * Checks by arithmetic, before anything is allocated, that a model runs on a backend with a cache of `context`
+ * positions: every weight tensor within the one-tensor limit, the weights within the total, and the key/value
+ * cache (with one prefill's activations) within what the weights leave. Throws saying what is too large, by how
+ * much, and what to do: the largest context that fits, or the CPU backend.
+ */
+export function checkModelFits(
+  loaded: LoadedModel,
+  source: string,
+  context: number,
+  limits: BackendLimits,
+): void {
+  const { maxSeqLen } = loaded.config;
+  if (!Number.isInteger(context) || context < 1 || context > maxSeqLen) {
+    throw new Error(
+      `Context must be a whole number of positions in [1, ${maxSeqLen}] (the model's maxSeqLen), got ${context}; ` +
+        'leave it empty for the whole maxSeqLen',
+    );
+  }
+  const { tensorBytes, totalBytes, backend } = limits;
+  const moveToCpu = backend === 'webgpu' ? CPU_ADVICE : '';
+  for (const { name, shape, data } of loaded.tensors) {
+    if (tensorBytes !== undefined && data.byteLength > tensorBytes) {
+      throw new Error(
+        `${source}: the weight ${name} [${shape.join(', ')}] float32 takes ${describeBytes(data.byteLength)}, more ` +
+          `than ${limits.tensorLimit ?? 'the limit for one tensor'} of ${describeBytes(tensorBytes)}; ` +
+          `use a smaller model${moveToCpu}`,
+      );
+    }
+  }
+  const weights = loaded.tensors.reduce((sum, tensor) => sum + tensor.data.byteLength, 0);
+  if (totalBytes !== undefined && weights >= totalBytes) {
+    throw new Error(
+      `${source}: the weights take ${describeBytes(weights)}, more than ${limits.totalLimit ?? 'the memory limit'} ` +
+        `of ${describeBytes(totalBytes)}; use a smaller model${moveToCpu}`,
+    );
+  }
+  const left: MemoryLimits = {
+    ...(tensorBytes === undefined ? {} : { tensorBytes }),
+    ...(totalBytes === undefined ? {} : { totalBytes: totalBytes - weights }),
+  };
+  try {
+    checkMemoryLimits(loaded.config, context, left);
+  } catch (error) {
+    if (!(error instanceof MemoryLimitError)) throw error;
+    const fits = largestContext(loaded, context, left);
+    const bound = error.limit === 'tensorBytes' ? limits.tensorLimit : limits.totalLimit;
+    const beside = error.limit === 'totalBytes' ? ` beside the weights' ${describeBytes(weights)}` : '';
+    throw new Error(
+      `${source}: a context of ${context} positions is too large${beside}: ${error.reason}` +
+        `${bound ? ` — ${bound}` : ''}. ` +
+        (fits > 0
+          ? `Set Context to ${fits} positions or fewer in the Model panel and load the model again${moveToCpu}`
+          : `No context fits; use a smaller model${moveToCpu}`),
+    );
+  }
+}
