@@ -1,31 +1,15 @@
-import { makeConfig, type TransformerConfig, TransformerLM } from '@loom/nn';
+import { type TransformerConfig, TransformerLM } from '@loom/nn';
 import { InferenceSession, TokenChooser } from '@loom/runtime';
 import { type Backend, tensor } from '@loom/tensor';
+import { stories15MShape, stories260KShape } from '../model-shapes';
 
 /**
  * The shapes of the benchmark's generated models (llama2.c's stories260K and stories15M), for runs
  * where the real weights are absent or not needed: decode speed depends on the shape, not the values.
  */
 export const BENCH_SHAPES: Readonly<Record<'stories260K' | 'stories15M', TransformerConfig>> = {
-  stories260K: makeConfig('llama', {
-    vocabSize: 512,
-    dim: 64,
-    hiddenDim: 172,
-    numLayers: 5,
-    numHeads: 8,
-    numKvHeads: 4,
-    maxSeqLen: 512,
-    tiedEmbeddings: true,
-  }),
-  stories15M: makeConfig('llama', {
-    vocabSize: 32000,
-    dim: 288,
-    hiddenDim: 768,
-    numLayers: 6,
-    numHeads: 6,
-    maxSeqLen: 256,
-    tiedEmbeddings: true,
-  }),
+  stories260K: stories260KShape(),
+  stories15M: stories15MShape(),
 };
 
 /** A generated model of one of the benchmark's shapes, in evaluation mode. */

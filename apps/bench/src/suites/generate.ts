@@ -2,30 +2,18 @@ import { basename } from 'node:path';
 import { CpuBackend } from '@loom/backend-cpu';
 import { WebGPUBackend } from '@loom/backend-webgpu';
 import { loadModelFile, transformerFromTensors } from '@loom/models';
-import { makeConfig, type TransformerConfig, TransformerLM } from '@loom/nn';
+import { TransformerLM } from '@loom/nn';
 import { InferenceSession, TokenChooser } from '@loom/runtime';
 import { type Backend, scope, setBackend, type Tensor, tensor } from '@loom/tensor';
 import { browserGenerate } from '../browser/browser-generate';
 import { booleanFlag, type FlagValues, integerFlag, stringFlag, UsageError } from '../flags';
+import { stories15MShape } from '../model-shapes';
 import { llama2cRate } from '../peers/llama2c';
 import { llamaCppRate } from '../peers/llamacpp';
 import { sharedDataFile } from '../shared-data';
 import { median } from '../stats';
 import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
 import { decodeStepCounts, type StepCounts, weightBytes } from './decode-counts';
-
-/** stories15M's shape (llama2.c): dim 288, hidden 768, 6 layers of 6 heads, vocab 32000. */
-function stories15MShape(maxSeqLen: number): TransformerConfig {
-  return makeConfig('llama', {
-    vocabSize: 32000,
-    dim: 288,
-    hiddenDim: 768,
-    numLayers: 6,
-    numHeads: 6,
-    maxSeqLen,
-    tiedEmbeddings: true,
-  });
-}
 
 /** Prompt tokens of the prefill runs. */
 const PREFILL_TOKENS = 128;

@@ -1,10 +1,11 @@
 import { CpuBackend } from '@loom/backend-cpu';
 import { KVCache } from '@loom/kvcache';
 import { loadModelFile, transformerFromTensors } from '@loom/models';
-import { forwardBatch, makeConfig, TransformerLM } from '@loom/nn';
+import { forwardBatch, TransformerLM } from '@loom/nn';
 import { argmax } from '@loom/sampler';
 import { type Backend, setBackend } from '@loom/tensor';
 import { integerFlag } from '../flags';
+import { stories15MShape } from '../model-shapes';
 import { sharedDataFile } from '../shared-data';
 import { median } from '../stats';
 import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
@@ -58,17 +59,7 @@ function targets(notes: string[]): { name: string; build: () => TransformerLM }[
     notes.push('stories260K skipped: ../shared/data/models/stories260K.bin is not there.');
   else
     list.push({ name: 'stories260K', build: () => transformerFromTensors(loadModelFile(stories), stories) });
-  // stories15M's shape (llama2.c): dim 288, hidden 768, 6 layers of 6 heads, vocab 32000.
-  const config = makeConfig('llama', {
-    vocabSize: 32000,
-    dim: 288,
-    hiddenDim: 768,
-    numLayers: 6,
-    numHeads: 6,
-    maxSeqLen: 256,
-    tiedEmbeddings: true,
-  });
-  list.push({ name: 'stories15M shape', build: () => new TransformerLM(config).eval() });
+  list.push({ name: 'stories15M shape', build: () => new TransformerLM(stories15MShape()).eval() });
   return list;
 }
 
