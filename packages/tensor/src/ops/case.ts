@@ -66,3 +66,11 @@ export function casesOver<T, P extends readonly unknown[]>(
   const [first, ...rest] = items;
   return [make(first), ...rest.map(make)];
 }
+
+/** The cases of a norm's input-gradient kernel (x, weight [d], grad) over the row shapes, eps 1e-5. */
+export const NORM_GRAD_CASES: FusedCases<[number]> = casesOver(ROW_SHAPES, (shape) => ({
+  label: shapeLabel(shape),
+  inputs: [{ shape }, { shape: [shape[shape.length - 1]] }, { shape }],
+  params: [1e-5],
+  tol: REDUCTION,
+}));

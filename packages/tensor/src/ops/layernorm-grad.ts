@@ -2,7 +2,7 @@ import { add, mul, rsqrt, sub } from '../elementwise';
 import { mean } from '../reduce';
 import { scope } from '../scope';
 import type { Tensor } from '../tensor';
-import { casesOver, REDUCTION, ROW_SHAPES, shapeLabel } from './case';
+import { NORM_GRAD_CASES } from './case';
 import { checkNormGrad } from './checks';
 import { runFused } from './dispatch';
 import { fusedOp } from './op';
@@ -25,12 +25,7 @@ export const layernormGradOp = fusedOp({
       return mul(r, sub(sub(dn, mean(dn, -1, true)), mul(normed, mean(mul(dn, normed), -1, true))));
     }),
   gradient: 'through-composite',
-  cases: casesOver(ROW_SHAPES, (shape) => ({
-    label: shapeLabel(shape),
-    inputs: [{ shape }, { shape: [shape[shape.length - 1]] }, { shape }],
-    params: [1e-5],
-    tol: REDUCTION,
-  })),
+  cases: NORM_GRAD_CASES,
 });
 
 /** The input gradient of `layernorm(x, weight, bias, eps)` for the output gradient `grad`. */
