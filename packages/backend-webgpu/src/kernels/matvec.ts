@@ -43,20 +43,33 @@ function reduction(kind: RowReduction, wg: number): { decl: string; body: string
   };
 }
 
+/** WGSL of a dot-product term at step kk: one vec4 `dot` or one scalar product. */
+function dotCode(width: 1 | 4): string {
+  return width === 4 ? 'dot(a[aBase + kk], b[bBase + kk])' : 'a[aBase + kk] * b[bBase + kk]';
+}
+
+/**
+ * WGSL that names output `o` (the expression `index`), returns past the last one, and sets up its batch, column j,
+ * the bases of its rows of A and B (B's offset within the batch is `bOffset`) and a zero accumulator.
+ */
+function outputCode(index: string, bOffset: string): string {
+  return `  let o = ${index};
+  if (o >= p.count) { return; }
+  let batch = o / p.n;
+  let j = o % p.n;
+  let aBase = batch * p.aStride;
+  let bBase = batch * p.bStride + ${bOffset};
+  var acc = 0.0;`;
+}
+
 /**
  * B stored [n, k] on a CPU rasteriser: each thread walks one row of B, four values per load when k allows.
  * Neighbouring threads' rows share cache lines over consecutive steps, which suits the CPU's SIMD lanes.
  */
 function threadRowsCode(wg: number, width: 1 | 4): string {
-  const dot = width === 4 ? 'dot(a[aBase + kk], b[bBase + kk])' : 'a[aBase + kk] * b[bBase + kk]';
+  const dot = dotCode(width);
   return `${entryPoint(wg)}
-  let o = gid * ${wg}u + lid;
-  if (o >= p.count) { return; }
-  let batch = o / p.n;
-  let j = o % p.n;
-  let aBase = batch * p.aStride;
-  let bBase = batch * p.bStride + j * p.k;
-  var acc = 0.0;
+${outputCode(`gid * ${wg}u + lid`, 'j * p.k')}
   for (var kk = 0u; kk < p.k; kk++) { acc += ${dot}; }
   out[o] = acc;
 }`;
@@ -68,7 +81,7 @@ function threadRowsCode(wg: number, width: 1 | 4): string {
  * one contiguous span of the weight: the coalesced stream a GPU needs for a bandwidth-bound product.
  */
 function rowsCode(wg: number, width: 1 | 4, kind: RowReduction): string {
-  const dot = width === 4 ? 'dot(a[aBase + kk], b[bBase + kk])' : 'a[aBase + kk] * b[bBase + kk]';
+  const dot = dotCode(width);
   const { decl, body } = reduction(kind, wg);
   const header = entryPoint(wg).replace(
     'local_invocation_index) lid: u32',
@@ -78,13 +91,7 @@ function rowsCode(wg: number, width: 1 | 4, kind: RowReduction): string {
   );
   return `${decl}
 ${header}
-  let o = gid;
-  if (o >= p.count) { return; }
-  let batch = o / p.n;
-  let j = o % p.n;
-  let aBase = batch * p.aStride;
-  let bBase = batch * p.bStride + j * p.k;
-  var acc = 0.0;
+${outputCode('gid', 'j * p.k')}
   for (var kk = lid; kk < p.k; kk += ${wg}u) { acc += ${dot}; }
   ${body}
   if (lid == 0u) { out[o] = total; }
@@ -94,13 +101,7 @@ ${header}
 /** B stored [k, n]: each thread owns an output column and neighbours read neighbouring columns. */
 function columnsCode(wg: number): string {
   return `${entryPoint(wg)}
-  let o = gid * ${wg}u + lid;
-  if (o >= p.count) { return; }
-  let batch = o / p.n;
-  let j = o % p.n;
-  let aBase = batch * p.aStride;
-  let bBase = batch * p.bStride + j;
-  var acc = 0.0;
+${outputCode(`gid * ${wg}u + lid`, 'j')}
   for (var kk = 0u; kk < p.k; kk++) { acc += a[aBase + kk] * b[bBase + kk * p.n]; }
   out[o] = acc;
 }`;
