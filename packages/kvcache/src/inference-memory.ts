@@ -1,12 +1,11 @@
+import { type HeadShape, headDimOf } from './head-dim';
 import { kvCacheBytes } from './kv-cache-bytes';
 
 /** The fields of a model config the estimate reads (a `TransformerConfig` or `ModelConfig` has them). */
-export interface InferenceModelShape {
+export interface InferenceModelShape extends HeadShape {
   readonly preset: 'llama' | 'gpt2';
   readonly vocabSize: number;
-  readonly dim: number;
   readonly numLayers: number;
-  readonly numHeads: number;
   readonly numKvHeads: number;
   readonly hiddenDim: number;
 }
@@ -48,7 +47,7 @@ export function inferenceMemory(
   const { batch, seqLen, parameters, weightBytes } = options;
   const kvBytes = options.kvBytes ?? weightBytes;
   const activationBytes = options.activationBytes ?? weightBytes;
-  const headDim = model.dim / model.numHeads;
+  const headDim = headDimOf(model);
   const kvCache = kvCacheBytes({
     batch,
     seqLen,

@@ -1,4 +1,5 @@
 import { type Backend, getBackend, keep, showShape, type Tensor, writeSlice, zeros } from '@loom/tensor';
+import { type HeadShape, headDimOf } from './head-dim';
 
 /** The shape of a cache: what each layer stores and for how many positions. */
 export interface KVCacheOptions {
@@ -14,14 +15,10 @@ export interface KVCacheOptions {
 }
 
 /** The fields of a model config a cache is sized from (a `TransformerConfig` or `ModelConfig` has them). */
-export interface KVCacheModelShape {
+export interface KVCacheModelShape extends HeadShape {
   readonly numLayers: number;
-  readonly numHeads: number;
   readonly numKvHeads: number;
-  readonly dim: number;
   readonly maxSeqLen: number;
-  /** Per-head width when it is not dim / numHeads (Qwen3); absent means dim / numHeads. */
-  readonly headDim?: number;
 }
 
 /** Keys and values of every layer so far, as `update` returns them. */
@@ -73,7 +70,7 @@ export class KVCache {
     return new KVCache({
       numLayers: config.numLayers,
       numKvHeads: config.numKvHeads,
-      headDim: config.headDim ?? config.dim / config.numHeads,
+      headDim: headDimOf(config),
       capacity: options.capacity ?? config.maxSeqLen,
       batch: options.batch,
       backend: options.backend,

@@ -1,3 +1,4 @@
+import { headDimOf } from './head-dim';
 import { type InferenceModelShape, inferenceMemory } from './inference-memory';
 
 /** Bounds memory must stay within; each is checked by arithmetic before anything is allocated. */
@@ -40,7 +41,7 @@ export function checkMemoryLimits(model: InferenceModelShape, positions: number,
       throw new Error(`MemoryLimits: ${name} must be a positive number of bytes or absent, got ${value}`);
     }
   }
-  const headDim = model.dim / model.numHeads;
+  const headDim = headDimOf(model);
   // The weights are already in memory; only what the context adds is counted.
   const { kvCache, activations } = inferenceMemory(model, {
     batch: 1,

@@ -56,6 +56,15 @@ describe('inferenceMemory', () => {
     expect(memory.weights).toBe(10);
     expect(memory.activations).toBe(4 * (100 * (5 * 4096 + 2 * 8 * 128 + 3 * 11008) + 32000));
   });
+
+  it('sizes keys and values by an explicit headDim when the config names one (Qwen3)', () => {
+    const memory = inferenceMemory(
+      { ...shape, numKvHeads: 8, headDim: 256 },
+      { batch: 1, seqLen: 100, parameters: 0, weightBytes: 4 },
+    );
+    expect(memory.kvCache).toBe(100 * 32 * 2 * 8 * 256 * 4);
+    expect(memory.activations).toBe(4 * (100 * (5 * 4096 + 2 * 8 * 256 + 3 * 11008) + 32000));
+  });
 });
 
 describe('checkMemoryLimits', () => {
