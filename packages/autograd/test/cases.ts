@@ -123,11 +123,31 @@ export const gradCases: GradCase[] = [
     fn: ([x, w, b]) => project(layernorm(x, w, b)),
   },
   { name: 'rope', inputs: [{ shape: [1, 3, 2, 4] }], fn: ([x]) => project(rope(x, { offset: 2 })) },
+  {
+    name: 'rope with a scaled table',
+    inputs: [{ shape: [2, 3, 2, 6] }],
+    fn: ([x]) => project(rope(x, { offset: 5, inverseFrequencies: [1, 0.09, 0.004], scale: 1.2 })),
+  },
   { name: 'swiglu', inputs: [{ shape: [2, 5] }, { shape: [2, 5] }], fn: ([g, u]) => project(swiglu(g, u)) },
   {
     name: 'attention with grouped heads',
     inputs: [{ shape: [1, 3, 4, 2] }, { shape: [1, 3, 2, 2] }, { shape: [1, 3, 2, 2] }],
     fn: ([q, k, v]) => project(attention(q, k, v)),
+  },
+  {
+    name: 'attention, prefix LM (prefix 3 of 5)',
+    inputs: [{ shape: [1, 5, 2, 2] }, { shape: [1, 5, 1, 2] }, { shape: [1, 5, 1, 2] }],
+    fn: ([q, k, v]) => project(attention(q, k, v, { mask: { kind: 'prefix', length: 3 } })),
+  },
+  {
+    name: 'attention, sliding window 2 after 2 cached keys',
+    inputs: [{ shape: [1, 3, 2, 2] }, { shape: [1, 5, 2, 2] }, { shape: [1, 5, 2, 2] }],
+    fn: ([q, k, v]) => project(attention(q, k, v, { window: 2 })),
+  },
+  {
+    name: 'attention, bidirectional with key padding and an empty row',
+    inputs: [{ shape: [3, 3, 2, 2] }, { shape: [3, 4, 1, 2] }, { shape: [3, 4, 1, 2] }],
+    fn: ([q, k, v]) => project(attention(q, k, v, { mask: { kind: 'none' }, keyLengths: [4, 2, 0] })),
   },
   {
     name: 'softmaxCrossEntropy with an ignored row',

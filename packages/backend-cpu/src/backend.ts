@@ -9,6 +9,7 @@ import {
   type HostArray,
   type MatmulSpec,
   normalAt,
+  QUANT_BLOCK,
   type RandomKind,
   type ReduceDims,
   type ReduceOp,
@@ -23,8 +24,12 @@ import { binaryKernel, compareKernel, whereKernel } from './binary';
 import { sumColumnsInto } from './column-sum';
 import { adamwInPlace } from './fused/adamw';
 import { attentionKernel } from './fused/attention';
+import { decodeAttentionInto } from './fused/decode-attention';
+import { gegluInto } from './fused/geglu';
 import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
+import { quantizedMatmulInto } from './fused/quantized-matmul';
 import { ropeInto } from './fused/rope';
+import { selectiveScanGradKernel, selectiveScanKernel } from './fused/selective-scan';
 import { softcapInto } from './fused/softcap';
 import { crossEntropyKernel, softmaxKernel } from './fused/softmax';
 import { gatherKernel, scatterAddKernel } from './indexing';
@@ -85,8 +90,10 @@ export class CpuBackend implements Backend {
             layernormKernel(this.#f32(x), this.#f32(w), this.#f32(b), eps, o.f32);
           }
         }),
-      rope: (x, offset, theta) =>
-        this.#out('f32', sizeOf(x.shape), (o) => ropeInto(k, this.#get(x.id), x.shape, offset, theta, o)),
+      rope: (x, offset, freqs, scale) =>
+        this.#out('f32', sizeOf(x.shape), (o) =>
+          ropeInto(k, this.#get(x.id), x.shape, offset, freqs, scale, o),
+        ),
       swiglu: (gate, up) =>
         this.#out('f32', sizeOf(gate.shape), (o) => swigluInto(k, this.#get(gate.id), this.#get(up.id), o)),
       rmsnormGrad: (x, w, g, eps) =>
@@ -105,9 +112,46 @@ export class CpuBackend implements Backend {
         }),
       adamw: (p, g, m, v, spec) =>
         adamwInPlace(k, this.#get(p.id), this.#get(g.id), this.#get(m.id), this.#get(v.id), spec),
+      geglu: (gate, up) =>
+        this.#out('f32', sizeOf(gate.shape), (o) => gegluInto(this.#get(gate.id), this.#get(up.id), o)),
       geluGrad: (x, grad) =>
         this.#out('f32', sizeOf(x.shape), (o) => geluGradInto(k, this.#get(x.id), this.#get(grad.id), o)),
       softcap: (x, cap) => this.#out('f32', sizeOf(x.shape), (o) => softcapInto(this.#get(x.id), cap, o)),
+      quantizedMatmul: (x, scales, quants, type) => {
+        const [out, blocks] = scales.shape;
+        const product = { type, rows: sizeOf(x.shape) / (blocks * QUANT_BLOCK), out, blocks };
+        const operands = [this.#get(x.id), this.#get(scales.id), this.#get(quants.id)] as const;
+        return this.#out('f32', product.rows * out, (o) => quantizedMatmulInto(k, product, ...operands, o));
+      },
+      selectiveScan: (x, delta, a, b, c, d) =>
+        this.#out('f32', sizeOf(x.shape), (o) =>
+          selectiveScanKernel(
+            this.#f32(x),
+            this.#f32(delta),
+            this.#f32(a),
+            this.#f32(b),
+            this.#f32(c),
+            this.#f32(d),
+            x.shape,
+            a.shape[1],
+            o.f32,
+          ),
+        ),
+      selectiveScanGrad: (x, delta, a, b, c, d, g) =>
+        this.#out('f32', 2 * sizeOf(x.shape) + sizeOf(a.shape) + 2 * sizeOf(b.shape) + d.shape[0], (o) =>
+          selectiveScanGradKernel(
+            this.#f32(x),
+            this.#f32(delta),
+            this.#f32(a),
+            this.#f32(b),
+            this.#f32(c),
+            this.#f32(d),
+            this.#f32(g),
+            x.shape,
+            a.shape[1],
+            o.f32,
+          ),
+        ),
       softmax: (x) =>
         this.#out('f32', sizeOf(x.shape), (o) => {
           const cols = lastDim(x.shape);
@@ -123,9 +167,12 @@ export class CpuBackend implements Backend {
           o.f32[0] = crossEntropyKernel(this.#f32(logits), this.#i32(targets), logits.shape[1], ignoreIndex);
         }),
       attention: (q, k, v, spec: AttentionSpec) =>
-        this.#out('f32', sizeOf(q.shape), (o) =>
-          attentionKernel(this.#f32(q), q.shape, this.#f32(k), this.#f32(v), k.shape, spec, o.f32),
-        ),
+        this.#out('f32', sizeOf(q.shape), (o) => {
+          const [qs, ks, vs] = [this.#get(q.id), this.#get(k.id), this.#get(v.id)];
+          if (!decodeAttentionInto(this.kernelSettings, qs, q.shape, ks, vs, k.shape, spec, o)) {
+            attentionKernel(qs.f32, q.shape, ks.f32, vs.f32, k.shape, spec, o.f32);
+          }
+        }),
     };
   }
 

@@ -73,7 +73,7 @@ describe('cpu backend precision', () => {
     const q = randn([1, 3, 2, 4], { seed: 1, backend: f64 }).mul(1 + TINY);
     const k = randn([1, 5, 1, 4], { seed: 2, backend: f64 });
     const v = randn([1, 5, 1, 4], { seed: 3, backend: f64 }).add(TINY);
-    const options = { causal: true, offset: 2 };
+    const options = { mask: { kind: 'prefix', length: 4 }, offset: 2, window: 2, keyLengths: [] } as const;
     const fused = await attention(q, k, v, options).data();
     const composite = await fusedOps.attention
       .composite(q, k, v, { ...options, scale: 1 / Math.sqrt(4) })

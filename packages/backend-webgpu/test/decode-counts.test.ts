@@ -65,7 +65,10 @@ class TinyDecoder {
       const v = matmul(h, this.#wv, { transB: true }).reshape([1, 1, heads, hd]);
       writeSlice(this.#keys, k, [0, offset, 0, 0]);
       writeSlice(this.#values, v, [0, offset, 0, 0]);
-      const att = attention(q, this.#keys, this.#values, { causal: true, offset }).reshape([1, dim]); // [1, dim]
+      const att = attention(q, this.#keys, this.#values, { mask: { kind: 'causal' }, offset }).reshape([
+        1,
+        dim,
+      ]); // [1, dim]
       const y = x.add(matmul(att, this.#wo, { transB: true })); // [1, dim]
       return matmul(y, this.#table, { transB: true }).reshape([TinyDecoder.vocab]); // [vocab]
     });

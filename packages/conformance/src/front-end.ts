@@ -40,6 +40,25 @@ export function describeFrontEnd(getBackend: () => Backend): void {
       });
     });
 
+    it('names the bad attention option and what it must be', () => {
+      const backend = getBackend();
+      scope(() => {
+        const q = zeros([2, 3, 2, 4], { backend }); // [B, T, H, hd]
+        const kv = zeros([2, 5, 1, 4], { backend }); // [B, S, Hkv, hd]
+        const run = (options: Parameters<typeof attention>[3]) => () => attention(q, kv, kv, options);
+        expect(run({ mask: { kind: 'prefix', length: 6 } })).toThrow(
+          /attention: mask.length \(the prefix\) must be an integer in \[0, 5\], got 6/,
+        );
+        expect(run({ window: -1 })).toThrow(/attention: window must be an integer in \[0, \d+\], got -1/);
+        expect(run({ keyLengths: [5] })).toThrow(/keyLengths needs one length per batch row \(2\), got 1/);
+        expect(run({ keyLengths: [5, 7] })).toThrow(
+          /each of keyLengths must be an integer in \[0, 5\], got 7/,
+        );
+        expect(run({ offset: 3 })).toThrow(/offset 3 with 3 queries needs 6 keys, got 5/);
+        expect(run({ mask: { kind: 'none' }, offset: 3 })).not.toThrow();
+      });
+    });
+
     it('names both dtypes on a dtype mismatch', () => {
       const backend = getBackend();
       scope(() => {

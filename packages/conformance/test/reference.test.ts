@@ -1,4 +1,4 @@
-import type { DataId, Shape, TensorInfo } from '@loom/tensor';
+import type { AttentionSpec, DataId, Shape, TensorInfo } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { ReferenceBackend } from '../src/reference/index';
 
@@ -55,11 +55,11 @@ describe('the conformance reference against hand-computed values', () => {
     close()(await values(loss, [1]), [-Math.log(0.75)]);
   });
 
-  it('rotates pairs by position times theta^(-2i/hd) from the offset', async () => {
-    // [B, T, H, hd] = [1, 1, 1, 4], position 2 with offset 2: angles 2 and 2 / 100 for theta 10000.
+  it('rotates pairs by position times their inverse frequency from the offset, scaled', async () => {
+    // [B, T, H, hd] = [1, 1, 1, 4], position 2 with offset 2: angles 2 and 2 / 100 (theta 10000), scale 1.5.
     const x = f32([1, 0, 0, 1], [1, 1, 1, 4]);
-    const out = await values(ref.fused.rope(x, 2, 10000), [1, 1, 1, 4]);
-    close()(out, [Math.cos(2), Math.sin(2), -Math.sin(0.02), Math.cos(0.02)]);
+    const out = await values(ref.fused.rope(x, 2, [1, 0.01], 1.5), [1, 1, 1, 4]);
+    close()(out, [1.5 * Math.cos(2), 1.5 * Math.sin(2), -1.5 * Math.sin(0.02), 1.5 * Math.cos(0.02)]);
   });
 
   it('attends causally from an offset, each query head reading its kv head', async () => {
@@ -68,11 +68,41 @@ describe('the conformance reference against hand-computed values', () => {
     const k = f32([0, Math.log(2), 100], [1, 3, 1, 1]);
     const v = f32([10, 20, 1000], [1, 3, 1, 1]);
     const out = await values(
-      ref.fused.attention(q, k, v, { causal: true, offset: 1, scale: 1 }),
+      ref.fused.attention(q, k, v, {
+        mask: { kind: 'causal' },
+        offset: 1,
+        window: 0,
+        keyLengths: [],
+        scale: 1,
+      }),
       [1, 1, 2, 1],
     );
     // Head 0: weights softmax([0, ln 2]) = [1/3, 2/3]; head 1: softmax([0, 2 ln 2]) = [1/5, 4/5].
     close(4)(out, [10 / 3 + 40 / 3, 2 + 16]);
+  });
+
+  it('masks keys by prefix, window and key length; a query that sees no key gets 0', async () => {
+    // Equal scores (k = 0), so each query averages the values v = [1, 2, 4] of the keys it sees.
+    const q = f32([1, 1, 1], [1, 3, 1, 1]);
+    const k = f32([0, 0, 0], [1, 3, 1, 1]);
+    const v = f32([1, 2, 4], [1, 3, 1, 1]);
+    const run = (spec: Partial<AttentionSpec>) =>
+      values(
+        ref.fused.attention(q, k, v, {
+          mask: { kind: 'causal' },
+          offset: 0,
+          window: 0,
+          keyLengths: [],
+          scale: 1,
+          ...spec,
+        }),
+        [1, 3, 1, 1],
+      );
+    close()(await run({}), [1, 1.5, 7 / 3]);
+    close()(await run({ mask: { kind: 'prefix', length: 2 } }), [1.5, 1.5, 7 / 3]);
+    close()(await run({ window: 2 }), [1, 1.5, 3]);
+    close()(await run({ mask: { kind: 'none' }, keyLengths: [2] }), [1.5, 1.5, 1.5]);
+    close()(await run({ window: 1, keyLengths: [1] }), [1, 0, 0]);
   });
 
   it('normalises rows (RMSNorm, LayerNorm)', async () => {
@@ -82,6 +112,19 @@ describe('the conformance reference against hand-computed values', () => {
       8 / Math.sqrt(12.5),
     ]);
     close()(await values(ref.fused.layernorm(x, f32([1, 1], [2]), f32([0, 1], [2]), 0), [1, 2]), [-1, 2]);
+  });
+
+  it('scans selectively: h = exp(Δ A) h + Δ B x, y = C · h + D x', async () => {
+    const scan = ref.fused.selectiveScan(
+      f32([1, 2], [1, 2, 1]), // x
+      f32([0.5, 1], [1, 2, 1]), // Δ
+      f32([-1, -2], [1, 2]), // A
+      f32([1, 0, 0, 1], [1, 2, 2]), // B
+      f32([1, 1, 1, 1], [1, 2, 2]), // C
+      f32([0.5], [1]), // D
+    );
+    // h_0 = [0.5, 0], y_0 = 0.5 + 0.5; h_1 = [0.5 / e, 2], y_1 = 0.5 / e + 2 + 1
+    close()(await values(scan, [1, 2, 1]), [1, 3 + 0.5 / Math.E]);
   });
 
   it('keeps integer semantics: wrapping products, truncating division, division by zero gives the dividend', async () => {

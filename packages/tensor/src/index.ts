@@ -20,18 +20,12 @@ export {
   unsqueeze,
   writeSlice,
 } from './movement';
-export type { AdamWSpec } from './ops/adamw';
-export { adamw } from './ops/adamw';
-export type { AttentionOptions, AttentionSpec } from './ops/attention';
-export { attention } from './ops/attention';
+export type { AttentionMask, AttentionSpec } from './ops/attention-mask';
+export { visibleKeys } from './ops/attention-mask';
 export type { Distribution, FusedCase, FusedCases, InputSpec, Tolerance } from './ops/case';
 export { ELEMENTWISE, REDUCTION } from './ops/case';
 export type { FusedPath } from './ops/dispatch';
 export { kernelOf, runFused, runFusedInPlace } from './ops/dispatch';
-export { geluGrad } from './ops/gelu-grad';
-export { layernorm } from './ops/layernorm';
-export { layernormGrad } from './ops/layernorm-grad';
-export { logSoftmax } from './ops/log-softmax';
 export type {
   AnyFusedOp,
   BackwardArgs,
@@ -44,18 +38,11 @@ export type {
   TensorsOf,
 } from './ops/op';
 export { fusedOp, inPlaceOp } from './ops/op';
-export { rmsnorm } from './ops/rmsnorm';
-export { rmsnormGrad } from './ops/rmsnorm-grad';
-export type { RopeOptions } from './ops/rope';
-export { rope } from './ops/rope';
-export { softcap } from './ops/softcap';
-export { softmax } from './ops/softmax';
-export { softmaxCrossEntropy } from './ops/softmax-cross-entropy';
-export { swiglu } from './ops/swiglu';
-export type { FusedKernels, FusedOpName } from './ops/table';
-export { fusedOps } from './ops/table';
+export * from './ops/table';
 export type { BinaryOp, CompareOp, RandomKind, ReduceOp, UnaryOp } from './primitive-ops';
 export { binaryOps, compareOps, unaryOps } from './primitive-ops';
+export type { QuantType } from './quantized-weight';
+export { dequantize, QUANT_BLOCK, QuantizedWeight, quantWordsPerBlock } from './quantized-weight';
 export { mix32, normalAt, RANDOM_MIX_1, RANDOM_MIX_2, uniformAt } from './random';
 export { argmax, max, mean, sum } from './reduce';
 export { getBackend, setBackend } from './registry';

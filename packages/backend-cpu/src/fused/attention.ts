@@ -1,4 +1,4 @@
-import type { AttentionSpec, Shape } from '@loom/tensor';
+import { type AttentionSpec, type Shape, visibleKeys } from '@loom/tensor';
 import type { FloatArray } from '../precision';
 
 /** Dot product of a[ao..ao+n) and b[bo..bo+n), four independent sums. */
@@ -32,7 +32,7 @@ function axpy(acc: Float64Array, w: number, v: FloatArray, vo: number, n: number
 
 /**
  * q [B, T, H, hd], k and v [B, S, Hkv, hd] -> out [B, T, H, hd]. Query head h reads kv head
- * floor(h / (H / Hkv)); with `causal`, query t sees keys s <= offset + t.
+ * floor(h / (H / Hkv)); query t of row bi sees the keys `visibleKeys(spec, bi, t, S)` names (one range).
  */
 export function attentionKernel(
   q: FloatArray,
@@ -52,24 +52,24 @@ export function attentionKernel(
   const acc = new Float64Array(hd);
   for (let bi = 0; bi < b; bi++) {
     for (let p = 0; p < t; p++) {
-      const visible = spec.causal ? Math.min(s, spec.offset + p + 1) : s;
+      const { start, end } = visibleKeys(spec, bi, p, s);
       for (let head = 0; head < h; head++) {
         const kvBase = bi * s * rowStride + Math.floor(head / group) * hd;
         const qo = ((bi * t + p) * h + head) * hd;
         let max = Number.NEGATIVE_INFINITY;
-        for (let j = 0; j < visible; j++) {
+        for (let j = start; j < end; j++) {
           const score = dot(q, qo, k, kvBase + j * rowStride, hd) * spec.scale;
           scores[j] = score;
           if (score > max) max = score;
         }
         let sum = 0;
         acc.fill(0);
-        for (let j = 0; j < visible; j++) {
+        for (let j = start; j < end; j++) {
           const w = Math.exp(scores[j] - max);
           sum += w;
           axpy(acc, w, v, kvBase + j * rowStride, hd);
         }
-        for (let d = 0; d < hd; d++) out[qo + d] = visible === 0 ? 0 : acc[d] / sum;
+        for (let d = 0; d < hd; d++) out[qo + d] = start >= end ? 0 : acc[d] / sum;
       }
     }
   }

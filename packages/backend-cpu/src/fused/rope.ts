@@ -10,26 +10,26 @@ import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 const MICROS_PER_ELEMENT = 0.0005;
 
 /**
- * cos and sin of the angle (offset + p) * theta^(-2i/hd) of each position p < t and pair
- * i < hd / 2, as [t, hd / 2]; float32 (angles too, like llama2.c) when `single`, else float64.
+ * scale times the cos and sin of the angle (offset + p) * freqs[i] of each position p < t and pair
+ * i < freqs.length, as [t, freqs.length]; float32 (frequencies and angles too, like llama2.c) when
+ * `single`, else float64.
  */
 function ropeTables(
   t: number,
-  hd: number,
+  freqs: readonly number[],
   offset: number,
-  theta: number,
+  scale: number,
   single: boolean,
 ): { cos: FloatArray; sin: FloatArray } {
-  const half = hd / 2;
+  const half = freqs.length;
   const round = single ? Math.fround : (v: number) => v;
   const cos = single ? new Float32Array(t * half) : new Float64Array(t * half);
   const sin = single ? new Float32Array(t * half) : new Float64Array(t * half);
   for (let p = 0; p < t; p++) {
     for (let i = 0; i < half; i++) {
-      const freq = round(theta ** round(-(2 * i) / hd));
-      const angle = round((offset + p) * freq);
-      cos[p * half + i] = Math.cos(angle);
-      sin[p * half + i] = Math.sin(angle);
+      const angle = round((offset + p) * round(freqs[i]));
+      cos[p * half + i] = scale * Math.cos(angle);
+      sin[p * half + i] = scale * Math.sin(angle);
     }
   }
   return { cos, sin };
@@ -44,24 +44,25 @@ export function ropeInto(
   x: CpuStorage,
   shape: Shape,
   offset: number,
-  theta: number,
+  freqs: readonly number[],
+  scale: number,
   out: CpuStorage,
 ): void {
   const [b, t, h, hd] = shape;
   const runtime = kernelRuntime(settings);
   const [xAddress, outAddress] = [x.address, out.address];
   if (!runtime || xAddress === undefined || outAddress === undefined || hd % 4 !== 0 || x.length === 0) {
-    ropeKernel(x.f32, shape, offset, theta, out.f32);
+    ropeKernel(x.f32, shape, offset, freqs, scale, out.f32);
     return;
   }
-  const { cos, sin } = ropeTables(t, hd, offset, theta, true);
+  const { cos, sin } = ropeTables(t, freqs, offset, scale, true);
   // Expanded to [t, hd]: each pair's cos twice, and -sin, +sin.
   const cosTable = new CpuStorage('f32', t * hd, false);
   const sinTable = new CpuStorage('f32', t * hd, false);
   try {
     const [cosAddress, sinAddress] = [cosTable.address, sinTable.address];
     if (cosAddress === undefined || sinAddress === undefined) {
-      ropeKernel(x.f32, shape, offset, theta, out.f32);
+      ropeKernel(x.f32, shape, offset, freqs, scale, out.f32);
       return;
     }
     const [cv, sv] = [cosTable.f32, sinTable.f32];
@@ -98,20 +99,21 @@ export function ropeInto(
 }
 
 /**
- * Rotates pairs (2i, 2i+1) of x [B, T, H, hd] by (offset + t) * theta^(-2i/hd). On float32
- * values the angles and their cosines and sines are float32, like llama2.c; on float64 values
- * (precision 'f64') all of it is float64.
+ * Rotates pairs (2i, 2i+1) of x [B, T, H, hd] by (offset + t) * freqs[i] and scales them by `scale`.
+ * On float32 values the frequencies, angles and their cosines and sines are float32, like llama2.c;
+ * on float64 values (precision 'f64') all of it is float64.
  */
 export function ropeKernel(
   x: FloatArray,
   shape: Shape,
   offset: number,
-  theta: number,
+  freqs: readonly number[],
+  scale: number,
   out: FloatArray,
 ): void {
   const [b, t, h, hd] = shape;
   const half = hd / 2;
-  const { cos, sin } = ropeTables(t, hd, offset, theta, x instanceof Float32Array);
+  const { cos, sin } = ropeTables(t, freqs, offset, scale, x instanceof Float32Array);
   for (let bi = 0; bi < b; bi++) {
     for (let p = 0; p < t; p++) {
       for (let head = 0; head < h; head++) {

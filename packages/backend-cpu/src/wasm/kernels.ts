@@ -2,12 +2,14 @@ import { ACTIVATIONS } from './activation-kernel';
 import { ADAMW } from './adamw-kernel';
 import { COLUMN_SUM } from './column-sum-kernel';
 import { COPY_ROWS } from './copy-kernel';
+import { ATTEND_ONE } from './decode-attention-kernel';
 import { ELEMENTWISE } from './elementwise-kernel';
 import { GEMM_FEW_T } from './gemm-few-kernel';
 import { GEMM } from './gemm-kernel';
 import { GEMV_N, GEMV_T } from './gemv-kernel';
 import type { ArgsOf, KernelSpec, ParamKind } from './kernel-spec';
 import { NORMS } from './norm-kernel';
+import { Q4_0_DOT, Q8_0_DOT } from './quant-dot-kernel';
 import { ROPE } from './rope-kernel';
 import { SOFTMAX } from './softmax-kernel';
 
@@ -29,6 +31,9 @@ export const KERNELS = [
   ADAMW,
   COPY_ROWS,
   ROPE,
+  ATTEND_ONE,
+  Q8_0_DOT,
+  Q4_0_DOT,
 ] as const;
 
 type RegisteredKernel = (typeof KERNELS)[number];

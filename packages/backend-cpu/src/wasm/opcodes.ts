@@ -97,16 +97,25 @@ export type SimdMemOp = keyof typeof SimdMemOp;
 
 /** SIMD instructions without immediates. */
 export const SimdOp = {
+  'i8x16.splat': 0x0f,
   'i32x4.splat': 0x11,
   'f32x4.splat': 0x13,
   'f32x4.lt': 0x43,
   'f32x4.gt': 0x44,
+  'v128.and': 0x4e,
   'v128.bitselect': 0x52,
   'f32x4.demote_f64x2_zero': 0x5e,
   'f64x2.promote_low_f32x4': 0x5f,
   'f32x4.nearest': 0x6a,
+  'i8x16.shr_u': 0x6d,
+  'i8x16.sub': 0x71,
+  'i16x8.extend_low_i8x16_s': 0x87,
+  'i16x8.extend_high_i8x16_s': 0x88,
+  'i32x4.extend_low_i16x8_s': 0xa7,
+  'i32x4.extend_high_i16x8_s': 0xa8,
   'i32x4.shl': 0xab,
   'i32x4.add': 0xae,
+  'i32x4.dot_i16x8_s': 0xba,
   'f32x4.sqrt': 0xe3,
   'f32x4.add': 0xe4,
   'f32x4.sub': 0xe5,
@@ -116,6 +125,7 @@ export const SimdOp = {
   'f32x4.max': 0xe9,
   'f64x2.add': 0xf0,
   'i32x4.trunc_sat_f32x4_s': 0xf8,
+  'f32x4.convert_i32x4_s': 0xfa,
 } as const;
 export type SimdOp = keyof typeof SimdOp;
 

@@ -1,4 +1,4 @@
-import { type AttentionSpec, sizeOf, type TensorInfo } from '@loom/tensor';
+import { type AttentionSpec, sizeOf, type TensorInfo, visibleKeys } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
@@ -12,8 +12,14 @@ const params = new ParamLayout()
   .scalar('keys', 'u32')
   .scalar('kvHeads', 'u32')
   .scalar('offset', 'u32')
-  .scalar('causal', 'u32')
+  .scalar('mask', 'u32')
+  .scalar('prefix', 'u32')
+  .scalar('window', 'u32')
+  .scalar('padded', 'u32')
   .scalar('scale', 'f32');
+
+/** The mask kinds as the kernel's `mask` parameter numbers them. */
+const MASK = { none: 0, causal: 1, prefix: 2 } as const;
 
 /** Threads per query row; keys are scored this many at a time. */
 const THREADS = 64;
@@ -48,14 +54,19 @@ ${entryPoint(THREADS)}
   let qBase = gid * ${headDim}u;
   for (var d = lid; d < ${headDim}u; d += ${THREADS}u) { ${store} = q[qBase + d]; }
   workgroupBarrier();
+  let position = p.offset + t;
   var visible = p.keys;
-  if (p.causal != 0u) { visible = min(p.keys, p.offset + t + 1u); }
+  if (p.padded != 0u) { visible = min(visible, keyLengths[b]); }
+  if (p.mask == ${MASK.causal}u) { visible = min(visible, position + 1u); }
+  if (p.mask == ${MASK.prefix}u) { visible = min(visible, max(position + 1u, p.prefix)); }
+  var first = 0u;
+  if (p.window != 0u && position + 1u > p.window) { first = position + 1u - p.window; }
   let kvStride = p.kvHeads * ${headDim}u;
   let kvBase = b * p.keys * kvStride + kvHead * ${headDim}u;
   var m = ${LOWEST};
   var l = 0.0;
   var acc: array<f32, ${per}>;
-  for (var start = 0u; start < visible; start += ${THREADS}u) {
+  for (var start = first; start < visible; start += ${THREADS}u) {
     let s = start + lid;
     var score = ${LOWEST};
     if (s < visible) {
@@ -88,18 +99,23 @@ ${entryPoint(THREADS)}
 }`;
 }
 
-/** Keys and values one query row reads, summed over the `steps` rows of one (batch, head). */
-function visibleKeys(steps: number, keys: number, offset: number, causal: boolean): number {
-  if (!causal) return steps * keys;
+/** Keys and values the query rows of one head read, summed over batch rows and steps. */
+function keysRead(spec: AttentionSpec, batch: number, steps: number, keys: number): number {
   let total = 0;
-  for (let t = 0; t < steps; t++) total += Math.min(keys, offset + t + 1);
+  for (let b = 0; b < batch; b++) {
+    for (let t = 0; t < steps; t++) {
+      const { start, end } = visibleKeys(spec, b, t, keys);
+      total += Math.max(0, end - start);
+    }
+  }
   return total;
 }
 
 /**
  * Scaled dot-product attention with one workgroup per (batch, step, head) query row and an
  * online softmax over key chunks of 64: q [B, T, H, hd], k and v [B, S, Hkv, hd], query head h
- * reads kv head floor(h / (H / Hkv)); with `causal`, query t sees keys s <= offset + t.
+ * reads kv head floor(h / (H / Hkv)); query t of row b sees one range of keys: from the window's first to
+ * the end its mask and, with padding, `keyLengths[b]` (uploaded as a u32 buffer) allow.
  */
 export function attention(
   rt: GpuRuntime,
@@ -108,7 +124,7 @@ export function attention(
   v: TensorInfo,
   spec: AttentionSpec,
 ): GpuStorage {
-  const [, steps, heads, headDim] = q.shape;
+  const [batch, steps, heads, headDim] = q.shape;
   const [, keys, kvHeads] = k.shape;
   const size = sizeOf(q.shape);
   const out = rt.alloc(size, 'f32');
@@ -127,16 +143,19 @@ export function attention(
       { name: 'q', type: 'f32' },
       { name: 'k', type: width === 4 ? 'vec4<f32>' : 'f32' },
       { name: 'v', type: 'f32' },
+      { name: 'keyLengths', type: 'u32' },
     ],
     [{ name: 'out', type: 'f32' }],
     params,
     () => code(headDim, width),
   );
   const count = size / headDim;
-  const offset = spec.causal ? spec.offset : 0;
+  const padded = spec.keyLengths.length > 0;
+  // Without padding nothing reads the lengths, so q stands in for them and no upload is made.
+  const keyLengths = padded ? rt.upload(Int32Array.from(spec.keyLengths)) : rt.storage(q.id);
   rt.launch({
     program,
-    inputs: [rt.storage(q.id), rt.storage(k.id), rt.storage(v.id)],
+    inputs: [rt.storage(q.id), rt.storage(k.id), rt.storage(v.id), keyLengths],
     outputs: [out],
     params: params.pack({
       count,
@@ -144,12 +163,17 @@ export function attention(
       steps,
       keys,
       kvHeads,
-      offset,
-      causal: spec.causal ? 1 : 0,
+      offset: spec.offset,
+      mask: MASK[spec.mask.kind],
+      prefix: spec.mask.kind === 'prefix' ? spec.mask.length : 0,
+      window: spec.window,
+      padded: padded ? 1 : 0,
       scale: spec.scale,
     }),
     workgroups: count,
-    readBytes: 4 * headDim * (count + 2 * (count / steps) * visibleKeys(steps, keys, offset, spec.causal)),
+    readBytes:
+      4 * (headDim * (count + 2 * heads * keysRead(spec, batch, steps, keys)) + (padded ? batch : 0)),
   });
+  if (padded) rt.release(keyLengths);
   return out;
 }

@@ -11,21 +11,26 @@ function layoutFor(half: number) {
     .scalar('steps', 'u32')
     .scalar('half', 'u32')
     .scalar('offset', 'u32')
+    .scalar('scale', 'f32')
     .array('freqs', 'f32', half);
 }
 
 /**
- * Rotary embedding of x [B, T, H, hd]: pair (2i, 2i+1) at step t turns by
- * (offset + t) * theta^(-2i/hd). The frequencies are computed in float64 on the host and
- * passed as parameters; one thread per pair.
+ * Rotary embedding of x [B, T, H, hd]: pair (2i, 2i+1) at step t turns by (offset + t) * freqs[i]
+ * and is scaled by `scale`. The frequencies come from the host as parameters; one thread per pair.
  */
-export function rope(rt: GpuRuntime, x: TensorInfo, offset: number, theta: number): GpuStorage {
+export function rope(
+  rt: GpuRuntime,
+  x: TensorInfo,
+  offset: number,
+  freqs: readonly number[],
+  scale: number,
+): GpuStorage {
   const [, steps, heads, headDim] = x.shape;
   const size = sizeOf(x.shape);
   const out = rt.alloc(size, 'f32');
   const half = headDim / 2;
   if (size === 0) return out;
-  const freqs = Array.from({ length: half }, (_, i) => theta ** ((-2 * i) / headDim));
   const params = layoutFor(half);
   const wg = rt.limits.workgroupSize;
   const program = makeProgram(
@@ -39,8 +44,8 @@ export function rope(rt: GpuRuntime, x: TensorInfo, offset: number, theta: numbe
   let i = idx % p.half;
   let t = (idx / p.half / p.heads) % p.steps;
   let angle = f32(p.offset + t) * p.freqs[i / 4u][i % 4u];
-  let c = cos(angle);
-  let s = sin(angle);
+  let c = p.scale * cos(angle);
+  let s = p.scale * sin(angle);
   let even = x[2u * idx];
   let odd = x[2u * idx + 1u];
   out[2u * idx] = even * c - odd * s;
@@ -52,7 +57,7 @@ export function rope(rt: GpuRuntime, x: TensorInfo, offset: number, theta: numbe
     program,
     inputs: [rt.storage(x.id)],
     outputs: [out],
-    params: params.pack({ count, heads, steps, half, offset, freqs }),
+    params: params.pack({ count, heads, steps, half, offset, scale, freqs }),
     workgroups: Math.ceil(count / wg),
   });
   return out;

@@ -40,7 +40,7 @@ export class ReferenceBackend implements Backend {
   readonly fused = {
     rmsnorm: (x, w, eps) => this.#f32Out(fused.rmsnorm(this.#f(x), this.#f(w), eps)),
     layernorm: (x, w, b, eps) => this.#f32Out(fused.layernorm(this.#f(x), this.#f(w), this.#f(b), eps)),
-    rope: (x, offset, theta) => this.#f32Out(fused.rope(this.#f(x), x.shape, offset, theta)),
+    rope: (x, offset, freqs, scale) => this.#f32Out(fused.rope(this.#f(x), x.shape, offset, freqs, scale)),
     attention: (q, k, v, spec: AttentionSpec) =>
       this.#f32Out(fused.attention(this.#f(q), q.shape, this.#f(k), this.#f(v), k.shape, spec)),
     swiglu: (gate, up) => this.#f32Out(fused.swiglu(this.#f(gate), this.#f(up))),
@@ -57,6 +57,19 @@ export class ReferenceBackend implements Backend {
     layernormGrad: (x, w, g, eps) =>
       this.#f32Out(fused.layernormGrad(this.#f(x), this.#f(w), this.#f(g), eps)),
     adamw: (p, g, m, v, spec: AdamWSpec) => fused.adamw(this.#f(p), this.#f(g), this.#f(m), this.#f(v), spec),
+    selectiveScan: (x, delta, a, b, c, d) =>
+      this.#f32Out(
+        fused.selectiveScan(
+          this.#f(x),
+          this.#f(delta),
+          this.#f(a),
+          this.#f(b),
+          this.#f(c),
+          this.#f(d),
+          x.shape,
+          a.shape[1],
+        ),
+      ),
   } satisfies Partial<FusedKernels>;
 
   #entry(id: DataId): { dtype: DType; values: Values } {

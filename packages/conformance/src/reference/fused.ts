@@ -90,8 +90,14 @@ export function layernormGrad(x: Float64Array, w: Float64Array, g: Float64Array,
   return out;
 }
 
-/** x [B, T, H, hd]: pair (2i, 2i+1) of position t turns by (offset + t) θ^(-2i/hd). */
-export function rope(x: Float64Array, shape: Shape, offset: number, theta: number): Float64Array {
+/** x [B, T, H, hd]: pair (2i, 2i+1) of position t turns by (offset + t) freqs[i], times `scale`. */
+export function rope(
+  x: Float64Array,
+  shape: Shape,
+  offset: number,
+  freqs: readonly number[],
+  scale: number,
+): Float64Array {
   const [b, t, h, hd] = shape;
   const out = new Float64Array(x.length);
   for (let bi = 0; bi < b; bi++) {
@@ -99,10 +105,10 @@ export function rope(x: Float64Array, shape: Shape, offset: number, theta: numbe
       for (let head = 0; head < h; head++) {
         const o = ((bi * t + p) * h + head) * hd;
         for (let i = 0; i < hd / 2; i++) {
-          const angle = (offset + p) * theta ** (-(2 * i) / hd);
+          const angle = (offset + p) * freqs[i];
           const [x0, x1] = [x[o + 2 * i], x[o + 2 * i + 1]];
-          out[o + 2 * i] = x0 * Math.cos(angle) - x1 * Math.sin(angle);
-          out[o + 2 * i + 1] = x0 * Math.sin(angle) + x1 * Math.cos(angle);
+          out[o + 2 * i] = scale * (x0 * Math.cos(angle) - x1 * Math.sin(angle));
+          out[o + 2 * i + 1] = scale * (x0 * Math.sin(angle) + x1 * Math.cos(angle));
         }
       }
     }
@@ -110,9 +116,19 @@ export function rope(x: Float64Array, shape: Shape, offset: number, theta: numbe
   return out;
 }
 
+/** Whether the query at `position` of batch row `row` may read key `key` under `spec`. */
+function keyVisible(spec: AttentionSpec, row: number, position: number, key: number): boolean {
+  const { mask } = spec;
+  const allowed = mask.kind === 'none' || key <= position || (mask.kind === 'prefix' && key < mask.length);
+  const inWindow = spec.window === 0 || position - key < spec.window;
+  const valid = spec.keyLengths.length === 0 || key < spec.keyLengths[row];
+  return allowed && inWindow && valid;
+}
+
 /**
  * q [B, T, H, hd], k and v [B, S, Hkv, hd]: query head h reads kv head floor(h / (H / Hkv));
- * with `causal`, query t sees keys s <= offset + t. out [B, T, H, hd].
+ * the query t of row bi, at position offset + t, sees the keys its mask, window and key length allow
+ * (written out as a test per key, independently of the backends' range arithmetic). out [B, T, H, hd].
  */
 export function attention(
   q: Float64Array,
@@ -132,7 +148,7 @@ export function attention(
         const qo = ((bi * t + p) * h + head) * hd;
         const weights = new Float64Array(s);
         for (let j = 0; j < s; j++) {
-          if (spec.causal && j > spec.offset + p) {
+          if (!keyVisible(spec, bi, spec.offset + p, j)) {
             weights[j] = Number.NEGATIVE_INFINITY;
             continue;
           }
@@ -141,6 +157,7 @@ export function attention(
           for (let d = 0; d < hd; d++) dot += q[qo + d] * k[ko + d];
           weights[j] = spec.scale * dot;
         }
+        if (weights.every((w) => w === Number.NEGATIVE_INFINITY)) continue; // sees no key: 0
         const probabilities = softmax(weights, s);
         for (let d = 0; d < hd; d++) {
           let acc = 0;
@@ -217,4 +234,40 @@ export function adamw(
     v[i] = Math.fround(beta2 * v[i] + (1 - beta2) * g[i] * g[i]);
     p[i] = Math.fround(p[i] * (1 - lr * weightDecay) - (lr * (m[i] / c1)) / (Math.sqrt(v[i] / c2) + eps));
   }
+}
+
+/**
+ * Mamba's selective scan, step by step in time: per batch row a state h [D][N] starts at zero;
+ * at each step h[d][n] = exp(Δ[d] A[d][n]) h[d][n] + Δ[d] B[n] x[d] and y[d] = Σ_n C[n] h[d][n] + D[d] x[d].
+ * x, Δ, y [B, T, D]; A [D, N]; B, C [B, T, N]; D [D].
+ */
+export function selectiveScan(
+  x: Float64Array,
+  delta: Float64Array,
+  a: Float64Array,
+  b: Float64Array,
+  c: Float64Array,
+  dSkip: Float64Array,
+  shape: Shape,
+  n: number,
+): Float64Array {
+  const [batch, steps, d] = shape;
+  const y = new Float64Array(batch * steps * d);
+  for (let bi = 0; bi < batch; bi++) {
+    const h = Array.from({ length: d }, () => new Float64Array(n));
+    for (let t = 0; t < steps; t++) {
+      const row = bi * steps + t;
+      for (let i = 0; i < d; i++) {
+        const step = delta[row * d + i];
+        const input = x[row * d + i];
+        let out = dSkip[i] * input;
+        for (let k = 0; k < n; k++) {
+          h[i][k] = Math.exp(step * a[i * n + k]) * h[i][k] + step * b[row * n + k] * input;
+          out += c[row * n + k] * h[i][k];
+        }
+        y[row * d + i] = out;
+      }
+    }
+  }
+  return y;
 }

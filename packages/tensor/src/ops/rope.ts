@@ -1,6 +1,6 @@
-import { arange, full, tensor } from '../creation';
+import { arange, tensor } from '../creation';
 import { assertDType } from '../dtype';
-import { add, mul, pow, sub } from '../elementwise';
+import { add, mul, sub } from '../elementwise';
 import { concat, slice } from '../movement';
 import { scope } from '../scope';
 import { showShape } from '../shape';
@@ -9,19 +9,26 @@ import { casesOver, shapeLabel } from './case';
 import { runFused } from './dispatch';
 import { fusedOp } from './op';
 
-/** x [B, T, H, hd]: pairs (2i, 2i+1) rotate by angle (offset + t) * theta^(-2i/hd). */
-function rotate(x: Tensor, offset: number, theta: number): Tensor {
+/**
+ * The plain RoPE inverse frequencies theta^(-2i/headDim) of pairs i < headDim / 2, in float64: the table
+ * `rope` uses when given only a theta, and the base every RoPE scaling starts from.
+ */
+export function ropeInverseFrequencies(headDim: number, theta: number): number[] {
+  return Array.from({ length: headDim / 2 }, (_, i) => theta ** (-(2 * i) / headDim));
+}
+
+/**
+ * x [B, T, H, hd]: pairs (2i, 2i+1) rotate by angle (offset + t) * freqs[i]; cos and sin are scaled by `scale`.
+ */
+function rotate(x: Tensor, offset: number, freqs: readonly number[], scale: number): Tensor {
   return scope(() => {
     const [b, t, h, hd] = x.shape;
     const half = hd / 2;
-    const freq = pow(
-      full([half], theta, { backend: x.backend }),
-      arange(half, 0, -2 / hd, { backend: x.backend }),
-    ); // [half]
+    const freq = tensor(freqs, [half], { backend: x.backend }); // [half]
     const positions = arange(t, offset, 1, { backend: x.backend }).reshape([t, 1]); // [T, 1]
     const angle = mul(positions, freq).reshape([t, 1, half]); // [T, 1, half]
-    const cos = angle.cos();
-    const sin = angle.sin();
+    const cos = angle.cos().mul(scale);
+    const sin = angle.sin().mul(scale);
     const pairs = x.reshape([b, t, h, half, 2]); // [B, T, H, half, 2]
     const even = slice(pairs, [0, 0, 0, 0, 0], [b, t, h, half, 1]).reshape([b, t, h, half]);
     const odd = slice(pairs, [0, 0, 0, 0, 1], [b, t, h, half, 1]).reshape([b, t, h, half]);
@@ -31,9 +38,22 @@ function rotate(x: Tensor, offset: number, theta: number): Tensor {
   });
 }
 
+/** The kernel's parameters: the first row's position, one inverse frequency per pair, the factor on cos and sin. */
+type RopeParams = [offset: number, inverseFrequencies: readonly number[], scale: number];
+
+/** A conformance case: x's shape, the offset, a theta whose odd pairs are slowed by `divide`, the scale. */
+interface RopeCase {
+  readonly shape: [number, number, number, number];
+  readonly offset: number;
+  readonly theta: number;
+  readonly divide: number;
+  readonly scale: number;
+}
+
 /**
- * Rotary position embedding: rotates pairs (2i, 2i+1) of x [B, T, H, headDim] by
- * (offset + t) * theta^(-2i/headDim); kernel: `rope(x, offset, theta)`.
+ * Rotary position embedding: rotates pairs (2i, 2i+1) of x [B, T, H, headDim] by (offset + t) * freqs[i] and
+ * scales them by `scale` (YaRN's attention factor; 1 for plain RoPE); kernel: `rope(x, offset, freqs, scale)`,
+ * freqs holding headDim / 2 inverse frequencies.
  */
 export const ropeOp = fusedOp({
   name: 'rope',
@@ -42,28 +62,35 @@ export const ropeOp = fusedOp({
   composite: rotate,
   /**
    * Rotation by -angle is the rotation by +angle conjugated with the reflection P that
-   * negates the odd element of each pair, so dx = P rope(P g).
+   * negates the odd element of each pair, so dx = P rope(P g) (the scale is the same both ways).
    */
   gradient: {
-    backward: ({ inputs: [x], params: [offset, theta], grad: g }) => {
+    backward: ({ inputs: [x], params: [offset, inverseFrequencies, scale], grad: g }) => {
       const hd = x.shape[3];
       const signs = Array.from({ length: hd }, (_, i) => (i % 2 === 0 ? 1 : -1));
       const p = tensor(signs, [hd], { backend: g.backend });
-      return [rope(g.mul(p), { offset, theta }).mul(p)];
+      return [rope(g.mul(p), { offset, inverseFrequencies, scale }).mul(p)];
     },
   },
-  cases: casesOver(
+  cases: casesOver<RopeCase, RopeParams>(
     [
-      { shape: [1, 1, 1, 2], offset: 0, theta: 10_000 },
-      { shape: [2, 7, 3, 8], offset: 0, theta: 10_000 },
-      { shape: [1, 1, 6, 48], offset: 255, theta: 10_000 },
-      { shape: [1, 65, 4, 16], offset: 5, theta: 500_000 },
-      { shape: [2, 3, 2, 64], offset: 1000, theta: 10_000 },
+      { shape: [1, 1, 1, 2], offset: 0, theta: 10_000, divide: 1, scale: 1 },
+      { shape: [2, 7, 3, 8], offset: 0, theta: 10_000, divide: 1, scale: 1 },
+      { shape: [1, 1, 6, 48], offset: 255, theta: 10_000, divide: 1, scale: 1 },
+      { shape: [1, 65, 4, 16], offset: 5, theta: 500_000, divide: 1, scale: 1 },
+      { shape: [2, 3, 2, 64], offset: 1000, theta: 10_000, divide: 1, scale: 1 },
+      // Scaled tables: every other pair slowed by 4 (a ramp like YaRN's and Llama 3's) and cos/sin scaled.
+      { shape: [2, 5, 3, 12], offset: 3, theta: 10_000, divide: 4, scale: 1.1386 },
+      { shape: [1, 9, 2, 64], offset: 300, theta: 500_000, divide: 8, scale: 0.75 },
     ],
-    ({ shape, offset, theta }) => ({
-      label: `${shapeLabel(shape)} offset ${offset} theta ${theta}`,
+    ({ shape, offset, theta, divide, scale }) => ({
+      label: `${shapeLabel(shape)} offset ${offset} theta ${theta}${divide === 1 ? '' : ` odd pairs / ${divide}`} scale ${scale}`,
       inputs: [{ shape }],
-      params: [offset, theta],
+      params: [
+        offset,
+        ropeInverseFrequencies(shape[3], theta).map((f, i) => (i % 2 === 1 ? f / divide : f)),
+        scale,
+      ],
       tol: { atol: 2e-4, rtol: 1e-4 },
     }),
   ),
@@ -72,14 +99,21 @@ export const ropeOp = fusedOp({
 export interface RopeOptions {
   /** Position of the first row (tokens already in the cache). */
   readonly offset?: number;
-  /** Base of the rotation frequencies. */
+  /** Base of the rotation frequencies theta^(-2i/headDim), 10000 when absent; not with `inverseFrequencies`. */
   readonly theta?: number;
+  /** The headDim / 2 inverse frequencies of the pairs (a scaled RoPE's table), in place of `theta`. */
+  readonly inverseFrequencies?: readonly number[];
+  /** Factor on cos and sin, so on the rotated vector (YaRN's attention factor); 1 when absent. */
+  readonly scale?: number;
 }
 
-/** Rotary position embedding of x [B, T, H, headDim], rotating pairs (2i, 2i+1). */
+/**
+ * Rotary position embedding of x [B, T, H, headDim], rotating pairs (2i, 2i+1) by (offset + t) times each
+ * pair's inverse frequency (theta^(-2i/headDim), or the given table) and scaling them by `scale`.
+ */
 export function rope(x: Tensor, options: RopeOptions = {}): Tensor {
   const offset = options.offset ?? 0;
-  const theta = options.theta ?? 10000;
+  const scale = options.scale ?? 1;
   assertDType('rope', x.dtype, ['f32']);
   if (x.rank !== 4 || x.shape[3] % 2 !== 0) {
     throw new Error(
@@ -88,5 +122,28 @@ export function rope(x: Tensor, options: RopeOptions = {}): Tensor {
   }
   if (!Number.isInteger(offset) || offset < 0)
     throw new Error(`rope: offset must be a non-negative integer, got ${offset}`);
-  return runFused(ropeOp, [x], [offset, theta]);
+  if (!Number.isFinite(scale)) throw new Error(`rope: scale must be a finite number, got ${scale}`);
+  return runFused(ropeOp, [x], [offset, frequenciesOf(options, x.shape[3]), scale]);
+}
+
+/** The table `rope` rotates by: the given one, checked, else theta's. */
+function frequenciesOf(options: RopeOptions, headDim: number): readonly number[] {
+  const given = options.inverseFrequencies;
+  if (given === undefined) {
+    const theta = options.theta ?? 10000;
+    if (!(theta > 0 && Number.isFinite(theta)))
+      throw new Error(`rope: theta must be a positive number, got ${theta}`);
+    return ropeInverseFrequencies(headDim, theta);
+  }
+  if (options.theta !== undefined)
+    throw new Error('rope: give theta or inverseFrequencies, not both (the table already holds the theta)');
+  if (given.length !== headDim / 2) {
+    throw new Error(
+      `rope: inverseFrequencies holds ${given.length} values; expected headDim / 2 = ${headDim / 2}, one per pair`,
+    );
+  }
+  const bad = given.findIndex((f) => !Number.isFinite(f));
+  if (bad >= 0)
+    throw new Error(`rope: inverseFrequencies[${bad}] is ${given[bad]}; expected a finite number`);
+  return given;
 }

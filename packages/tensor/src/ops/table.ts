@@ -1,17 +1,44 @@
 import { adamwOp } from './adamw';
 import { attentionOp } from './attention';
+import { gegluOp } from './geglu';
 import { geluGradOp } from './gelu-grad';
 import { layernormOp } from './layernorm';
 import { layernormGradOp } from './layernorm-grad';
 import { logSoftmaxOp } from './log-softmax';
 import type { AnyFusedOp, KernelOf } from './op';
+import { quantizedMatmulOp } from './quantized-matmul';
 import { rmsnormOp } from './rmsnorm';
 import { rmsnormGradOp } from './rmsnorm-grad';
 import { ropeOp } from './rope';
+import { selectiveScanOp } from './selective-scan';
+import { selectiveScanGradOp } from './selective-scan-grad';
 import { softcapOp } from './softcap';
 import { softmaxOp } from './softmax';
 import { softmaxCrossEntropyOp } from './softmax-cross-entropy';
 import { swigluOp } from './swiglu';
+
+// Each op's front-end, exported from the package through this file (index.ts re-exports it
+// whole), so a new op is named in tensor here and nowhere else: its import, its export, its entry.
+export type { AdamWSpec } from './adamw';
+export { adamw } from './adamw';
+export type { AttentionOptions } from './attention';
+export { attention } from './attention';
+export { geglu } from './geglu';
+export { geluGrad } from './gelu-grad';
+export { layernorm } from './layernorm';
+export { layernormGrad } from './layernorm-grad';
+export { logSoftmax } from './log-softmax';
+export { quantizedMatmul } from './quantized-matmul';
+export { rmsnorm } from './rmsnorm';
+export { rmsnormGrad } from './rmsnorm-grad';
+export type { RopeOptions } from './rope';
+export { rope, ropeInverseFrequencies } from './rope';
+export { selectiveScan } from './selective-scan';
+export { selectiveScanGrad } from './selective-scan-grad';
+export { softcap } from './softcap';
+export { softmax } from './softmax';
+export { softmaxCrossEntropy } from './softmax-cross-entropy';
+export { swiglu } from './swiglu';
 
 /** Checks that every entry is an op filed under its own name. */
 function opTable<T extends { readonly [K in keyof T]: AnyFusedOp & { readonly name: K } }>(table: T): T {
@@ -28,6 +55,7 @@ export const fusedOps = opTable({
   rope: ropeOp,
   attention: attentionOp,
   swiglu: swigluOp,
+  geglu: gegluOp,
   softmax: softmaxOp,
   logSoftmax: logSoftmaxOp,
   softmaxCrossEntropy: softmaxCrossEntropyOp,
@@ -36,6 +64,9 @@ export const fusedOps = opTable({
   layernormGrad: layernormGradOp,
   adamw: adamwOp,
   softcap: softcapOp,
+  quantizedMatmul: quantizedMatmulOp,
+  selectiveScan: selectiveScanOp,
+  selectiveScanGrad: selectiveScanGradOp,
 });
 
 /** Names of the fused ops. */

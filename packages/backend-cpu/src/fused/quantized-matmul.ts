@@ -1,0 +1,156 @@
+import { QUANT_BLOCK, type QuantType, quantWordsPerBlock } from '@loom/tensor';
+import type { FloatArray } from '../precision';
+import { CpuStorage } from '../storage';
+import { MAX_CHUNKS } from '../threads/control';
+import { forkJoin, PARALLEL_MIN_MICROS } from '../threads/fork-join';
+import { checkedArgs } from '../wasm/kernels';
+import { quantBlockBytes, X_BLOCK_BYTES } from '../wasm/quant-dot-kernel';
+import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
+
+/** The geometry of one product: x [rows, in] times a quantized W [out, in]. */
+export interface QuantizedProduct {
+  readonly type: QuantType;
+  readonly rows: number;
+  readonly out: number;
+  readonly blocks: number;
+}
+
+/** Single-thread speed used to decide on threads, in multiply-adds per microsecond (about gemv's). */
+const MACS_PER_MICRO = 4_000;
+/** Chunks of outputs per thread, so a late worker does not hold everyone up. */
+const CHUNKS_PER_THREAD = 4;
+
+/**
+ * out [rows, out] = x [rows, in] · Wᵀ for a block-quantized W (scales [out, blocks] f32, quants [out, blocks · words]
+ * i32; see QuantizedWeight), reading the blocks directly. In WebAssembly (every operand in the heap) x is first
+ * quantized per 32-block to int8 as llama.cpp does, and the integer dot products are split across threads by output:
+ * each value of x moves by at most half its block's step, max|x| / 254. That beat widening the blocks to f32 in
+ * registers about 7 times on a [2048, 768] decode product (one noisy window). Else JavaScript, exact at the storages'
+ * precision.
+ */
+export function quantizedMatmulInto(
+  settings: CpuKernelSettings,
+  p: QuantizedProduct,
+  x: CpuStorage,
+  scales: CpuStorage,
+  quants: CpuStorage,
+  out: CpuStorage,
+): void {
+  checkSizes(p, x, scales, quants, out);
+  const runtime = kernelRuntime(settings);
+  const addresses = [x.address, scales.address, quants.address, out.address];
+  if (!runtime || addresses.some((a) => a === undefined)) {
+    quantizedMatmulJs(p, x, scales, quants, out);
+    return;
+  }
+  const codes = new CpuStorage('i32', (p.rows * p.blocks * X_BLOCK_BYTES) / 4, false);
+  const xScales = new CpuStorage('f32', p.rows * p.blocks, false);
+  try {
+    const [ca, xsa] = [codes.address, xScales.address];
+    if (ca === undefined || xsa === undefined) {
+      quantizedMatmulJs(p, x, scales, quants, out);
+      return;
+    }
+    quantizeActivations(x.f32, p.rows * p.blocks, codes, xScales);
+    const [sa, qa, oa] = addresses.slice(1) as number[];
+    const kernel = p.type === 'q8_0' ? 'q8_0_dot' : 'q4_0_dot';
+    const blockBytes = quantBlockBytes(p.type);
+    const micros = (p.rows * p.out * p.blocks * QUANT_BLOCK) / MACS_PER_MICRO;
+    forkJoin(runtime, settings.threads, kernel, micros, (threads) => {
+      const wanted = threads === 1 || micros < PARALLEL_MIN_MICROS ? 1 : threads * CHUNKS_PER_THREAD;
+      const count = Math.min(MAX_CHUNKS, wanted, p.out);
+      const chunks: number[][] = [];
+      for (let t = 0; t < count; t++) {
+        const j0 = Math.floor((p.out * t) / count);
+        const j1 = Math.floor((p.out * (t + 1)) / count);
+        const weight = [sa + j0 * p.blocks * 4, qa + j0 * p.blocks * blockBytes, oa + j0 * 4, p.out * 4];
+        chunks.push(checkedArgs(kernel, [p.rows, j1 - j0, p.blocks, ca, xsa, ...weight]));
+      }
+      return chunks;
+    });
+  } finally {
+    codes.free();
+    xScales.free();
+  }
+}
+
+/**
+ * Each 32-block of x as int8 codes (held widened to i16, as the kernel reads them) and a scale, as llama.cpp
+ * quantizes activations for Q8_0 products: d = max|x| / 127, q = round(x / d) half away from zero.
+ */
+function quantizeActivations(x: FloatArray, blocks: number, codes: CpuStorage, scales: CpuStorage): void {
+  const i32 = codes.i32;
+  const q = new Int16Array(i32.buffer, i32.byteOffset, i32.length * 2);
+  const d = scales.f32;
+  for (let b = 0; b < blocks; b++) {
+    const base = b * QUANT_BLOCK;
+    let amax = 0;
+    for (let i = 0; i < QUANT_BLOCK; i++) amax = Math.max(amax, Math.abs(x[base + i]));
+    const scale = Math.fround(amax / 127);
+    const inverse = scale === 0 ? 0 : 1 / scale;
+    d[b] = scale;
+    for (let i = 0; i < QUANT_BLOCK; i++) {
+      const v = x[base + i] * inverse;
+      q[base + i] = v < 0 ? -Math.floor(0.5 - v) : Math.floor(v + 0.5);
+    }
+  }
+}
+
+/** Throws unless the storages hold what `p` describes (the kernels trust these sizes). */
+function checkSizes(p: QuantizedProduct, x: CpuStorage, s: CpuStorage, q: CpuStorage, out: CpuStorage): void {
+  const inner = p.blocks * QUANT_BLOCK;
+  const need = [
+    ['x', x, p.rows * inner],
+    ['scales', s, p.out * p.blocks],
+    ['quants', q, p.out * p.blocks * quantWordsPerBlock(p.type)],
+    ['out', out, p.rows * p.out],
+  ] as const;
+  for (const [name, storage, elements] of need) {
+    if (storage.length !== elements) {
+      throw new Error(
+        `quantizedMatmul: ${name} holds ${storage.length} values, but [${p.rows}, ${inner}] x ${p.type} ` +
+          `[${p.out}, ${inner}] needs ${elements}`,
+      );
+    }
+  }
+}
+
+/** The portable kernel: each row of W decoded once into f64 values, then dotted with every row of x. */
+function quantizedMatmulJs(
+  p: QuantizedProduct,
+  x: CpuStorage,
+  s: CpuStorage,
+  q: CpuStorage,
+  out: CpuStorage,
+): void {
+  const inner = p.blocks * QUANT_BLOCK;
+  const xv = x.f32;
+  const sv = s.f32;
+  const words = q.i32;
+  const bytes = new Int8Array(words.buffer, words.byteOffset, words.length * 4);
+  const unsigned = new Uint8Array(words.buffer, words.byteOffset, words.length * 4);
+  const ov = out.f32;
+  const row = new Float64Array(inner);
+  const rowBytes = p.blocks * quantBlockBytes(p.type);
+  for (let j = 0; j < p.out; j++) {
+    for (let b = 0; b < p.blocks; b++) {
+      const d = sv[j * p.blocks + b];
+      const base = j * rowBytes + b * quantBlockBytes(p.type);
+      for (let i = 0; i < QUANT_BLOCK; i++) {
+        const code =
+          p.type === 'q8_0'
+            ? bytes[base + i]
+            : i < 16
+              ? (unsigned[base + i] & 15) - 8
+              : (unsigned[base + i - 16] >> 4) - 8;
+        row[b * QUANT_BLOCK + i] = d * code;
+      }
+    }
+    for (let r = 0; r < p.rows; r++) {
+      let sum = 0;
+      const xo = r * inner;
+      for (let i = 0; i < inner; i++) sum += xv[xo + i] * row[i];
+      ov[r * p.out + j] = sum;
+    }
+  }
+}
