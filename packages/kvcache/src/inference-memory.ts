@@ -8,6 +8,8 @@ export interface InferenceModelShape extends HeadShape {
   readonly numLayers: number;
   readonly numKvHeads: number;
   readonly hiddenDim: number;
+  /** Sliding-window attention: a ring cache keeps only this many positions (absent: the whole context). */
+  readonly slidingWindow?: number;
 }
 
 export interface InferenceMemoryOptions {
@@ -34,12 +36,18 @@ export interface InferenceMemory {
 }
 
 /**
- * Estimates inference memory: the weights, the key/value cache for `seqLen` positions of every sequence, and the
+ * Estimates inference memory: the weights, the key/value cache for `seqLen` positions of every sequence (at most
+ * the model's sliding window: a ring cache holds no more), and the
  * activations of prefilling all of them in one pass — per token the residual stream, the norm output, q and the
  * attention output, the block output (5 × dim), the new keys and values (2 × numKvHeads × headDim) and the
  * feed-forward's hidden values (3 × hiddenDim for llama's SwiGLU, 2 for gpt2), plus one row of logits per
  * sequence (only the last position is projected). Fused attention never materialises the score matrix.
  */
+/** Positions a KV cache holds for a sequence of `seqLen`: all of them, or the sliding window's ring of slots. */
+export function kvPositions(model: InferenceModelShape, seqLen: number): number {
+  return model.slidingWindow === undefined ? seqLen : Math.min(seqLen, model.slidingWindow);
+}
+
 export function inferenceMemory(
   model: InferenceModelShape,
   options: InferenceMemoryOptions,
@@ -50,7 +58,7 @@ export function inferenceMemory(
   const headDim = headDimOf(model);
   const kvCache = kvCacheBytes({
     batch,
-    seqLen,
+    seqLen: kvPositions(model, seqLen),
     layers: model.numLayers,
     kvHeads: model.numKvHeads,
     headDim,

@@ -1,5 +1,5 @@
 import { headDimOf } from './head-dim';
-import { type InferenceModelShape, inferenceMemory } from './inference-memory';
+import { type InferenceModelShape, inferenceMemory, kvPositions } from './inference-memory';
 
 /** Bounds memory must stay within; each is checked by arithmetic before anything is allocated. */
 export interface MemoryLimits {
@@ -60,10 +60,11 @@ export function checkMemoryLimits(model: InferenceModelShape, positions: number,
       totalBytes,
     );
   }
-  const layerKeys = positions * model.numKvHeads * headDim * 4;
+  const held = kvPositions(model, positions);
+  const layerKeys = held * model.numKvHeads * headDim * 4;
   if (tensorBytes !== undefined && layerKeys > tensorBytes) {
     throw new MemoryLimitError(
-      `one layer's keys of ${positions} positions, [1, ${positions}, ${model.numKvHeads}, ${headDim}] float32, take ` +
+      `one layer's keys of ${held} positions, [1, ${held}, ${model.numKvHeads}, ${headDim}] float32, take ` +
         `${describeBytes(layerKeys)}, more than the limit of ${describeBytes(tensorBytes)} for one tensor (tensorBytes)`,
       layerKeys,
       'tensorBytes',

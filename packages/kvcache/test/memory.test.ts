@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { checkMemoryLimits, inferenceMemory, kvCacheBytes, MemoryLimitError } from '../src/index';
+import {
+  checkMemoryLimits,
+  inferenceMemory,
+  kvCacheBytes,
+  kvPositions,
+  MemoryLimitError,
+} from '../src/index';
 
 /** The example: a 7B Llama (32 layers, 32 heads of 128), fp16, batch 32, 2048 tokens. */
 const llama7b = { batch: 32, seqLen: 2048, layers: 32, kvHeads: 32, headDim: 128, bytesPerElement: 2 };
@@ -64,6 +70,18 @@ describe('inferenceMemory', () => {
     );
     expect(memory.kvCache).toBe(100 * 32 * 2 * 8 * 256 * 4);
     expect(memory.activations).toBe(4 * (100 * (5 * 4096 + 2 * 8 * 256 + 3 * 11008) + 32000));
+  });
+
+  it('caps the cache at a sliding window (a ring of W slots) and stays flat past it', () => {
+    const mistral = { ...shape, numKvHeads: 8, hiddenDim: 14336, slidingWindow: 4096 };
+    const at = (seqLen: number) =>
+      inferenceMemory(mistral, { batch: 1, seqLen, parameters: 0, weightBytes: 2 });
+    expect(at(1000).kvCache).toBe(1000 * 32 * 2 * 8 * 128 * 2);
+    expect(at(4096).kvCache).toBe(4096 * 32 * 2 * 8 * 128 * 2);
+    expect(at(32768).kvCache).toBe(at(4096).kvCache);
+    expect(at(32768).activations).toBeGreaterThan(at(4096).activations);
+    expect(kvPositions(mistral, 10_000)).toBe(4096);
+    expect(kvPositions(shape, 10_000)).toBe(10_000);
   });
 });
 
