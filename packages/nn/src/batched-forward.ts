@@ -1,4 +1,4 @@
-import { attention, concat, scope, type Tensor, tensor } from '@loom/tensor';
+import { concat, scope, type Tensor, tensor } from '@loom/tensor';
 import { headDim } from './config';
 import type { KVStore } from './kv-store';
 import type { DecoderBlock } from './layers/block';
@@ -62,7 +62,7 @@ function packedAttention(
       const keys = layer.rotate(rows(k, numKvHeads), offset);
       const past = cache.update(layer.layer, keys, rows(v, numKvHeads), offset);
       const queries = layer.rotate(rows(q, numHeads), offset);
-      return attention(queries, past.k, past.v, { causal: true, offset }); // [1, T, H, hd]
+      return layer.attend(queries, past, offset); // [1, T, H, hd]
     });
     const joined = outs.length === 1 ? outs[0] : concat(outs, 1); // [1, N, H, hd]
     return layer.output(joined); // [1, N, dim]

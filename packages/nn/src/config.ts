@@ -1,3 +1,6 @@
+import { type MoeConfig, moeProblems } from './moe/config';
+import { type RopeScaling, ropeScalingProblems } from './rope-scaling';
+
 /** The two model families Loom builds. */
 export type Preset = 'llama' | 'gpt2';
 
@@ -18,6 +21,8 @@ export interface TransformerConfig {
   readonly maxSeqLen: number;
   readonly normEps: number;
   readonly ropeTheta: number;
+  /** How RoPE's frequencies are scaled for a longer context (llama preset); absent is plain RoPE. */
+  readonly ropeScaling?: RopeScaling;
   /** The output projection reuses the token embedding. */
   readonly tiedEmbeddings: boolean;
   /** Linear layers and norms have biases (gpt2). */
@@ -31,6 +36,16 @@ export interface TransformerConfig {
   readonly qkvBias?: boolean;
   /** Queries and keys each pass a per-head RMSNorm (weights of size headDim) before RoPE (Qwen3); absent is false. */
   readonly qkNorm?: boolean;
+  /**
+   * Sliding-window attention (Mistral): the token at position p attends only to positions in (p - W, p]; absent is
+   * full attention. A KV cache then needs only W positions (a ring, `RingKVCache` of @loom/kvcache).
+   */
+  readonly slidingWindow?: number;
+  /**
+   * A sparse mixture-of-experts feed-forward in every block (Mixtral, llama preset): `experts` SwiGLU
+   * feed-forwards of hiddenDim, `topK` per token; absent is one dense feed-forward.
+   */
+  readonly moe?: MoeConfig;
 }
 
 /** Options of a model that are not part of its weights' shape. */
@@ -39,6 +54,11 @@ export interface ModelOptions {
   readonly norm?: NormPlacement;
   /** Base seed of the weight initialisation. */
   readonly seed?: number;
+  /**
+   * How the weights start: 'random' (the preset's initialisation, the default) or 'zeros', for weights that are
+   * overwritten at once (loading a checkpoint), so no random draw is paid for.
+   */
+  readonly init?: 'random' | 'zeros';
 }
 
 export type ConfigInput = Partial<TransformerConfig> &
@@ -113,6 +133,11 @@ export function configProblems(config: TransformerConfig): string[] {
   if (!(config.ropeTheta > 0 && Number.isFinite(config.ropeTheta))) {
     problems.push(`ropeTheta must be a positive number, got ${config.ropeTheta}`);
   }
+  if (config.ropeScaling !== undefined) {
+    if (config.preset !== 'llama')
+      problems.push(`ropeScaling needs RoPE (the llama preset), got ${config.preset}`);
+    problems.push(...ropeScalingProblems(config.ropeScaling, config.maxSeqLen));
+  }
   if (config.headDim === undefined) {
     if (config.dim % config.numHeads !== 0) {
       problems.push(
@@ -138,6 +163,19 @@ export function configProblems(config: TransformerConfig): string[] {
     problems.push(
       `qkNorm (per-head RMSNorm of queries and keys) needs the llama preset, got ${config.preset}`,
     );
+  }
+  if (
+    config.slidingWindow !== undefined &&
+    (!Number.isInteger(config.slidingWindow) || config.slidingWindow < 1)
+  ) {
+    problems.push(
+      `slidingWindow must be a positive integer (positions each token attends to) when given, got ${config.slidingWindow}`,
+    );
+  }
+  if (config.moe !== undefined) {
+    if (config.preset !== 'llama')
+      problems.push(`moe needs SwiGLU experts (the llama preset), got ${config.preset}`);
+    problems.push(...moeProblems(config.moe));
   }
   if (config.numHeads % config.numKvHeads !== 0) {
     problems.push(`numHeads=${config.numHeads} must be a multiple of numKvHeads=${config.numKvHeads}`);

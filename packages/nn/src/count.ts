@@ -1,7 +1,20 @@
 import { headDim, qDim, qkvHasBias, type TransformerConfig } from './config';
 
-/** Number of parameters of a model with this config. */
+/** Number of parameters of a model with this config (with `moe`, every expert's). */
 export function parameterCount(c: TransformerConfig): number {
+  return countParameters(c, c.moe?.experts ?? 1);
+}
+
+/**
+ * Parameters one token passes through: with `moe`, the router and `topK` of the experts (Mixtral 8x7B: about 13B of
+ * 47B); without, the same as `parameterCount`.
+ */
+export function activeParameterCount(c: TransformerConfig): number {
+  return countParameters(c, c.moe?.topK ?? 1);
+}
+
+/** Parameters with `experts` feed-forwards per block (plus the router when the config has `moe`). */
+function countParameters(c: TransformerConfig, experts: number): number {
   const hd = headDim(c);
   const normParams = c.bias ? 2 * c.dim : c.dim;
   const linear = (i: number, o: number) => i * o + (c.bias ? o : 0);
@@ -15,7 +28,8 @@ export function parameterCount(c: TransformerConfig): number {
     c.preset === 'llama'
       ? 2 * linear(c.dim, c.hiddenDim) + linear(c.hiddenDim, c.dim)
       : linear(c.dim, c.hiddenDim) + linear(c.hiddenDim, c.dim);
-  const block = attention + ffn + 2 * normParams;
+  const router = c.moe ? c.dim * c.moe.experts : 0;
+  const block = attention + experts * ffn + router + 2 * normParams;
   const embeddings = c.vocabSize * c.dim + (c.preset === 'gpt2' ? c.maxSeqLen * c.dim : 0);
   const output = c.tiedEmbeddings ? 0 : c.vocabSize * c.dim;
   return embeddings + c.numLayers * block + normParams + output;
@@ -47,7 +61,7 @@ export function memoryEstimate(c: TransformerConfig, batch: number, seqLen: numb
     4 * c.dim +
     c.numHeads * hd +
     2 * c.numKvHeads * hd +
-    (c.preset === 'llama' ? 3 : 2) * c.hiddenDim +
+    (c.preset === 'llama' ? 3 : 2) * c.hiddenDim * (c.moe?.topK ?? 1) +
     c.dim;
   const attentionProbs = batch * c.numHeads * seqLen * seqLen;
   const activations =

@@ -1,7 +1,8 @@
 import { type Backend, full, randn, scope, type Tensor } from '@loom/tensor';
 
-/** Normal(0, std) values from a seeded draw. */
+/** Normal(0, std) values from a seeded draw; std 0 gives zeros without drawing. */
 export function normalInit(shape: readonly number[], std: number, seed: number, backend: Backend): Tensor {
+  if (std === 0) return full(shape, 0, { backend });
   return scope(() => randn(shape, { seed, backend }).mul(std));
 }
 

@@ -8,6 +8,8 @@ import { Embedding } from './layers/embedding';
 import { Linear } from './layers/linear';
 import type { LayerNorm, RMSNorm } from './layers/norm';
 import { Module } from './module';
+import { DEFAULT_AUX_LOSS_COEF } from './moe/config';
+import type { MoeStats } from './moe/moe';
 
 /** Standard deviation of GPT-2's initialisation. */
 const INIT_STD = 0.02;
@@ -33,19 +35,20 @@ export class TransformerLM extends Module {
     validateConfig(config);
     const seq = new SeedSequence(options.seed ?? 1337);
     const seeds = () => seq.next();
+    const std = options.init === 'zeros' ? 0 : INIT_STD;
     const init = {
-      std: INIT_STD,
-      residualStd: INIT_STD / Math.sqrt(2 * config.numLayers),
+      std,
+      residualStd: std / Math.sqrt(2 * config.numLayers),
       seeds,
       dropout: options.dropout ?? 0,
     };
     this.tokEmbeddings = this.addChild(
       'tok_embeddings',
-      new Embedding(config.vocabSize, config.dim, INIT_STD, seeds()),
+      new Embedding(config.vocabSize, config.dim, std, seeds()),
     );
     this.posEmbeddings =
       config.preset === 'gpt2'
-        ? this.addChild('pos_embeddings', new Embedding(config.maxSeqLen, config.dim, INIT_STD, seeds()))
+        ? this.addChild('pos_embeddings', new Embedding(config.maxSeqLen, config.dim, std, seeds()))
         : undefined;
     const layers = new LayersModule();
     this.addChild('layers', layers);
@@ -57,13 +60,16 @@ export class TransformerLM extends Module {
       ? undefined
       : this.addChild(
           'output',
-          new Linear(config.dim, config.vocabSize, { bias: false, std: INIT_STD, seed: seeds() }),
+          new Linear(config.dim, config.vocabSize, { bias: false, std, seed: seeds() }),
         );
     this.#dropout = this.addChild('dropout', new Dropout(init.dropout, seeds()));
   }
 
-  /** Final hidden states: tokens i32 [B, T] -> [B, T, dim]. */
-  hidden(tokens: Tensor, ctx: ForwardContext = { offset: 0 }): Tensor {
+  /**
+   * Final hidden states: tokens i32 [B, T] -> [B, T, dim]. With a MoE config, each block's load-balancing loss and
+   * expert load are pushed onto `moe` when given (in layer order; the caller disposes them).
+   */
+  hidden(tokens: Tensor, ctx: ForwardContext = { offset: 0 }, moe?: MoeStats[]): Tensor {
     if (tokens.rank !== 2 || tokens.dtype !== 'i32') {
       throw new Error(
         `TransformerLM: expected i32 tokens [batch, time], got ${tokens.dtype} ${showShape(tokens.shape)}`,
@@ -75,6 +81,13 @@ export class TransformerLM extends Module {
         `TransformerLM: positions ${ctx.offset}..${ctx.offset + t - 1} exceed maxSeqLen ${this.config.maxSeqLen}`,
       );
     }
+    const prefix = ctx.prefixLength ?? 0;
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > ctx.offset + t) {
+      throw new Error(
+        `TransformerLM: prefixLength must be an integer in [0, ${ctx.offset + t}] (the positions up to this call's ` +
+          `last, since the whole prefix must be seen at once), got ${prefix}`,
+      );
+    }
     return scope(() => {
       let x = this.tokEmbeddings.forward(tokens); // [B, T, dim]
       if (this.posEmbeddings) {
@@ -82,7 +95,7 @@ export class TransformerLM extends Module {
         x = x.add(this.posEmbeddings.forward(positions)); // [B, T, dim] + [T, dim]
       }
       x = this.#dropout.forward(x);
-      for (const layer of this.layers) x = layer.forward(x, ctx);
+      for (const layer of this.layers) x = layer.forward(x, ctx, moe);
       return this.norm.forward(x);
     });
   }
@@ -97,12 +110,28 @@ export class TransformerLM extends Module {
     return scope(() => this.project(this.hidden(tokens, ctx)));
   }
 
-  /** Mean cross-entropy of predicting targets i32 [B, T] (ignoring `ignoreIndex`). */
-  loss(tokens: Tensor, targets: Tensor, ignoreIndex = -100): Tensor {
+  /**
+   * Mean cross-entropy of predicting targets i32 [B, T] (ignoring `ignoreIndex`); `ctx` as for `forward`. With a
+   * MoE config it adds `moe.auxLossCoef` times the load-balancing loss averaged over the layers.
+   */
+  loss(tokens: Tensor, targets: Tensor, ignoreIndex = -100, ctx: ForwardContext = { offset: 0 }): Tensor {
     return scope(() => {
-      const logits = this.forward(tokens);
+      const moe: MoeStats[] = [];
+      const logits = this.project(this.hidden(tokens, ctx, moe));
       const [b, t, v] = logits.shape;
-      return softmaxCrossEntropy(logits.reshape([b * t, v]), targets.reshape([b * t]), ignoreIndex);
+      const ce = softmaxCrossEntropy(logits.reshape([b * t, v]), targets.reshape([b * t]), ignoreIndex);
+      const coef = this.config.moe?.auxLossCoef ?? DEFAULT_AUX_LOSS_COEF;
+      const total =
+        moe.length === 0 || coef === 0
+          ? ce
+          : ce.add(
+              moe
+                .map((stats) => stats.auxLoss)
+                .reduce((sum, a) => sum.add(a))
+                .mul(coef / moe.length),
+            );
+      for (const stats of moe) for (const t of [stats.auxLoss, stats.load, stats.dropped]) t.dispose();
+      return total;
     });
   }
 }

@@ -8,14 +8,18 @@ import {
   type NormPlacement,
   type Preset,
   type TransformerConfig,
+  TransformerEncoder,
   TransformerLM,
 } from '../src/index';
 
 const TOKENS = [3, 1, 4, 1, 5, 9, 2, 6, 5];
 const LAYER = 1;
 
-/** Attention features beyond the preset's: Qwen2's q/k/v biases, Qwen3's q/k norms with a wider head. */
-type Extra = Pick<TransformerConfig, 'qkvBias' | 'qkNorm' | 'headDim'>;
+/**
+ * Attention features beyond the preset's: Qwen2's q/k/v biases, Qwen3's q/k norms with a wider head, Mistral's
+ * sliding window.
+ */
+type Extra = Pick<TransformerConfig, 'qkvBias' | 'qkNorm' | 'headDim' | 'slidingWindow'>;
 
 /**
  * A two-block model whose query and key weights are scaled up, so that its attention is far from uniform; its
@@ -138,6 +142,29 @@ describe('attentionMap', () => {
     });
   }
 
+  it('a sliding-window model (Mistral): zero weight on keys older than the window, as the windowed layer applies', async () => {
+    const window = 3;
+    const model = sharpModel('llama', 2, 'pre', { slidingWindow: window });
+    const t = TOKENS.length;
+    const probs = await attentionMap(model, TOKENS, { layer: LAYER });
+    for (let h = 0; h < 4; h++) {
+      for (let i = 0; i < t; i++) {
+        const row = probs.subarray((h * t + i) * t, (h * t + i + 1) * t);
+        const oldest = Math.max(0, i - window + 1);
+        expect(row.slice(0, oldest).every((p) => p === 0)).toBe(true);
+        expect(row.slice(i + 1).every((p) => p === 0)).toBe(true);
+        expect(row.slice(oldest, i + 1).every((p) => p > 0)).toBe(true);
+        expect(row.reduce((s, p) => s + p, 0)).toBeCloseTo(1, 5);
+      }
+    }
+    const real = realAttention(model, TOKENS, LAYER);
+    const expected = await real.out.float32Data();
+    expect(worstDifference(await outputFrom(model, real.x, probs), expected)).toBeLessThan(1e-4);
+    real.x.dispose();
+    real.out.dispose();
+    model.dispose();
+  });
+
   it('gives one head as the slice of all heads', async () => {
     const model = sharpModel('llama', 2, 'pre');
     const t = TOKENS.length;
@@ -145,6 +172,45 @@ describe('attentionMap', () => {
     const one = await attentionMap(model, TOKENS, { layer: 0, head: 3 });
     expect(Array.from(one)).toEqual(Array.from(all.subarray(3 * t * t, 4 * t * t)));
     model.dispose();
+  });
+
+  it("with mask 'none' every key gets weight, and the causal map is its lower triangle renormalised", async () => {
+    const model = sharpModel('llama', 2, 'pre');
+    const t = TOKENS.length;
+    const causal = await attentionMap(model, TOKENS, { layer: LAYER });
+    const open = await attentionMap(model, TOKENS, { layer: LAYER, mask: 'none' });
+    for (let h = 0; h < 4; h++) {
+      for (let i = 0; i < t; i++) {
+        const row = open.subarray((h * t + i) * t, (h * t + i + 1) * t);
+        expect(row.reduce((s, p) => s + p, 0)).toBeCloseTo(1, 5);
+        expect(row.every((p) => p > 0)).toBe(true);
+        const seen = row.slice(0, i + 1).reduce((s, p) => s + p, 0);
+        for (let j = 0; j <= i; j++) expect(causal[(h * t + i) * t + j]).toBeCloseTo(row[j] / seen, 5);
+      }
+    }
+    model.dispose();
+  });
+
+  it("reads an encoder with its own (no) mask: layer 0 equals the decoder's with mask 'none' on the same weights", async () => {
+    const decoder = sharpModel('llama', 2, 'pre');
+    const encoder = new TransformerEncoder(decoder.config, { seed: 1 });
+    const weights = await Promise.all(
+      [...decoder.stateDict()].map(
+        async ([name, p]) => [name, { shape: p.shape, data: await p.float32Data() }] as const,
+      ),
+    );
+    encoder.loadStateDict(new Map(weights));
+    const t = TOKENS.length;
+    const fromEncoder = await attentionMap(encoder, TOKENS, { layer: 0 });
+    const fromDecoder = await attentionMap(decoder, TOKENS, { layer: 0, mask: 'none' });
+    expect(worstDifference(fromEncoder, fromDecoder)).toBeLessThan(1e-6);
+    // Layer 1 reads what a bidirectional layer 0 wrote, so the two models part there.
+    const deeper = await attentionMap(encoder, TOKENS, { layer: 1 });
+    const deeperDecoder = await attentionMap(decoder, TOKENS, { layer: 1, mask: 'none' });
+    expect(worstDifference(deeper, deeperDecoder)).toBeGreaterThan(1e-3);
+    expect(deeper.length).toBe(4 * t * t);
+    decoder.dispose();
+    encoder.dispose();
   });
 
   it('names the bad input', async () => {

@@ -1,6 +1,6 @@
 import { AutodiffBackend, valueAndGrad } from '@loom/autograd';
 import { CpuBackend } from '@loom/backend-cpu';
-import { scope, setBackend, tensor } from '@loom/tensor';
+import { setBackend, tensor } from '@loom/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   AdamW,
@@ -36,6 +36,32 @@ describe('TransformerLM', () => {
       const total = model.parameters().reduce((n, p) => n + p.size, 0);
       expect(parameterCount(config)).toBe(total);
       model.dispose();
+    }
+  });
+
+  it("with init 'zeros' starts every matrix and embedding at zero (for loading) and norms at one", async () => {
+    for (const preset of ['llama', 'gpt2'] as const) {
+      const config = makeConfig(preset, { vocabSize: 11, dim: 16, numLayers: 2, numHeads: 2, maxSeqLen: 8 });
+      const empty = new TransformerLM(config, { init: 'zeros' });
+      const random = new TransformerLM(config);
+      const randomParams = random.stateDict();
+      for (const [name, p] of empty.namedParameters()) {
+        const values = await p.float32Data();
+        const drawn = await randomParams.get(name)!.float32Data();
+        const isNorm = /norm/.test(name) && !name.endsWith('bias');
+        // Norm weights start at one and biases at zero either way; the drawn weights are zero only here.
+        expect(
+          values.every((v) => v === (isNorm ? 1 : 0)),
+          name,
+        ).toBe(true);
+        if (!isNorm && !name.endsWith('bias'))
+          expect(
+            drawn.some((v) => v !== 0),
+            name,
+          ).toBe(true);
+      }
+      empty.dispose();
+      random.dispose();
     }
   });
 

@@ -1,6 +1,6 @@
-import { attention, scope, type Tensor } from '@loom/tensor';
+import { type AttentionMask, attention, scope, type Tensor } from '@loom/tensor';
 import { headDim, qDim, qkvHasBias, type TransformerConfig } from '../config';
-import type { ForwardContext } from '../kv-store';
+import type { ForwardContext, StoredKV } from '../kv-store';
 import { Module } from '../module';
 import { Dropout } from './dropout';
 import { Linear } from './linear';
@@ -18,7 +18,7 @@ export interface HeadProjections {
 }
 
 /**
- * Causal self-attention with numHeads query heads and numKvHeads key/value heads: multi-head,
+ * Causal self-attention (a prefix LM's bidirectional prefix and a sliding window when asked) with numHeads query heads and numKvHeads key/value heads: multi-head,
  * grouped-query and multi-query attention are the same code. The query, key and value projections
  * have biases when `qkvHasBias(config)` (gpt2, Qwen2); with `qkNorm` (Qwen3) queries and keys pass a
  * per-head RMSNorm before RoPE.
@@ -52,7 +52,15 @@ export class SelfAttention extends Module {
     );
     this.qNorm = config.qkNorm ? this.addChild('q_norm', new RMSNorm(hd, config.normEps)) : undefined;
     this.kNorm = config.qkNorm ? this.addChild('k_norm', new RMSNorm(hd, config.normEps)) : undefined;
-    this.#rotary = config.preset === 'llama' ? new RotaryEmbedding(config.ropeTheta) : undefined;
+    this.#rotary =
+      config.preset === 'llama'
+        ? new RotaryEmbedding({
+            headDim: hd,
+            theta: config.ropeTheta,
+            maxSeqLen: config.maxSeqLen,
+            scaling: config.ropeScaling,
+          })
+        : undefined;
     this.#dropout = this.addChild('dropout', new Dropout(init.dropout, init.seeds()));
   }
 
@@ -89,7 +97,32 @@ export class SelfAttention extends Module {
       const q = this.rotate(projected.q, ctx.offset); // [B, T, H, hd]
       const k = this.rotate(projected.k, ctx.offset); // [B, T, Hkv, hd]
       const kv = ctx.cache ? ctx.cache.update(this.layer, k, projected.v, ctx.offset) : { k, v: projected.v };
-      return this.output(attention(q, kv.k, kv.v, { causal: true, offset: ctx.offset })); // [B, T, dim]
+      return this.output(this.attend(q, kv, ctx.offset, ctx.prefixLength ?? 0)); // [B, T, dim]
+    });
+  }
+
+  /**
+   * Rotated queries q [B, T, H, hd] at positions offset.. over the keys a store returned, with this layer's mask:
+   * causal (bidirectional over the first `prefixLength` positions, a prefix LM) within the config's sliding
+   * window. -> [B, T, H, hd].
+   */
+  attend(q: Tensor, kv: StoredKV, offset: number, prefixLength = 0): Tensor {
+    const layout = kv.layout ?? { kind: 'positions', start: 0 };
+    if (layout.kind === 'slots') {
+      if (q.shape[1] !== 1) {
+        throw new Error(
+          `SelfAttention: a store returned ring slots for ${q.shape[1]} queries; slots serve one query`,
+        );
+      }
+      const keyLengths = new Array<number>(q.shape[0]).fill(layout.filled);
+      return attention(q, kv.k, kv.v, { mask: { kind: 'none' }, keyLengths });
+    }
+    const prefix = Math.min(prefixLength - layout.start, kv.k.shape[1]);
+    const mask: AttentionMask = prefix > 0 ? { kind: 'prefix', length: prefix } : { kind: 'causal' };
+    return attention(q, kv.k, kv.v, {
+      mask,
+      offset: offset - layout.start,
+      window: this.config.slidingWindow,
     });
   }
 }

@@ -1,7 +1,8 @@
-import { scope, type Tensor } from '@loom/tensor';
+import { keep, scope, type Tensor } from '@loom/tensor';
 import type { NormPlacement, TransformerConfig } from '../config';
 import type { ForwardContext } from '../kv-store';
 import { Module } from '../module';
+import { MoeFeedForward, type MoeStats } from '../moe/moe';
 import { SelfAttention } from './attention';
 import { GeluMLP, SwiGLUFeedForward } from './feed-forward';
 import { LayerNorm, RMSNorm } from './norm';
@@ -19,7 +20,7 @@ export function makeNorm(config: TransformerConfig): RMSNorm | LayerNorm {
  */
 export class DecoderBlock extends Module {
   readonly attention: SelfAttention;
-  readonly feedForward: SwiGLUFeedForward | GeluMLP;
+  readonly feedForward: SwiGLUFeedForward | GeluMLP | MoeFeedForward;
   readonly attentionNorm: RMSNorm | LayerNorm;
   readonly ffnNorm: RMSNorm | LayerNorm;
 
@@ -33,19 +34,34 @@ export class DecoderBlock extends Module {
     this.attentionNorm = this.addChild('attention_norm', makeNorm(config));
     this.attention = this.addChild('attention', new SelfAttention(config, layer, init));
     this.ffnNorm = this.addChild('ffn_norm', makeNorm(config));
-    const ffn = config.preset === 'llama' ? new SwiGLUFeedForward(config, init) : new GeluMLP(config, init);
+    const ffn = config.moe
+      ? new MoeFeedForward(config, config.moe, init)
+      : config.preset === 'llama'
+        ? new SwiGLUFeedForward(config, init)
+        : new GeluMLP(config, init);
     this.feedForward = this.addChild('feed_forward', ffn);
   }
 
-  /** x [B, T, dim] -> [B, T, dim]. */
-  forward(x: Tensor, ctx: ForwardContext): Tensor {
+  /**
+   * x [B, T, dim] -> [B, T, dim]. A MoE feed-forward pushes its load-balancing loss and load onto `moe` when given
+   * (the caller owns those tensors).
+   */
+  forward(x: Tensor, ctx: ForwardContext, moe?: MoeStats[]): Tensor {
     return scope(() => {
       if (this.placement === 'pre') {
         const h = x.add(this.attention.forward(this.attentionNorm.forward(x), ctx));
-        return h.add(this.feedForward.forward(this.ffnNorm.forward(h)));
+        return h.add(this.#feedForward(this.ffnNorm.forward(h), moe));
       }
       const h = this.attentionNorm.forward(x.add(this.attention.forward(x, ctx)));
-      return this.ffnNorm.forward(h.add(this.feedForward.forward(h)));
+      return this.ffnNorm.forward(h.add(this.#feedForward(h, moe)));
     });
+  }
+
+  #feedForward(x: Tensor, moe: MoeStats[] | undefined): Tensor {
+    if (!(this.feedForward instanceof MoeFeedForward) || moe === undefined)
+      return this.feedForward.forward(x);
+    const { output, auxLoss, load, dropped } = this.feedForward.route(x);
+    moe.push({ auxLoss: keep(auxLoss), load: keep(load), dropped: keep(dropped) });
+    return output;
   }
 }

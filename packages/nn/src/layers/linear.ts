@@ -1,4 +1,4 @@
-import { matmul, type Tensor } from '@loom/tensor';
+import { matmul, type QuantizedWeight, quantizedMatmul, type Tensor } from '@loom/tensor';
 import { constantInit, normalInit } from '../init';
 import { Module } from '../module';
 
@@ -15,12 +15,18 @@ export interface LinearAdapter {
   delta(x: Tensor): Tensor;
 }
 
-/** y = x Wᵀ (+ b) (+ adapter(x)), with W stored [out, in] as in PyTorch and llama2.c. */
+/**
+ * y = x Wᵀ (+ b) (+ adapter(x)), with W stored [out, in] as in PyTorch and llama2.c. With `quantized` set the
+ * product reads that block-quantized copy of W instead (inference on a quantized checkpoint); `weight` stays the
+ * parameter that training, LoRA and checkpoints see.
+ */
 export class Linear extends Module {
   readonly weight: Tensor;
   readonly bias: Tensor | undefined;
   /** Added to the output when set; its parameters are not this module's (see `applyLora`). */
   adapter: LinearAdapter | undefined = undefined;
+  /** A quantized copy of `weight` [out, in] the forward product reads when set; this layer owns it (see `useQuantized`). */
+  #quantized: QuantizedWeight | undefined = undefined;
 
   constructor(
     readonly inFeatures: number,
@@ -37,9 +43,31 @@ export class Linear extends Module {
       : undefined;
   }
 
+  /** The quantized copy of the weight the product reads, if any. */
+  get quantized(): QuantizedWeight | undefined {
+    return this.#quantized;
+  }
+
+  /**
+   * Makes the forward product read `w`, a quantized form of this layer's weight (same [out, in]); the layer takes
+   * ownership and frees it on dispose (or when replaced). Gradients then reach x only: do not train through it.
+   */
+  useQuantized(w: QuantizedWeight): void {
+    const [out, inner] = w.shape;
+    if (out !== this.outFeatures || inner !== this.inFeatures) {
+      throw new Error(
+        `Linear.useQuantized: weight [${out}, ${inner}] does not match the layer's [${this.outFeatures}, ${this.inFeatures}]`,
+      );
+    }
+    this.#quantized?.dispose();
+    this.#quantized = w;
+  }
+
   /** x [..., in] -> [..., out]. */
   forward(x: Tensor): Tensor {
-    const y = matmul(x, this.weight, { transB: true });
+    const y = this.#quantized
+      ? quantizedMatmul(x, this.#quantized)
+      : matmul(x, this.weight, { transB: true });
     const biased = this.bias ? y.add(this.bias) : y;
     if (biased !== y) y.dispose();
     if (!this.adapter) return biased;
@@ -48,5 +76,11 @@ export class Linear extends Module {
     biased.dispose();
     delta.dispose();
     return out;
+  }
+
+  override dispose(): void {
+    this.#quantized?.dispose();
+    this.#quantized = undefined;
+    super.dispose();
   }
 }

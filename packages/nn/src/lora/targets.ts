@@ -64,6 +64,8 @@ export function loraSites(model: TransformerLM, targets: readonly string[]): Lor
   const chosen = checkLoraTargets(preset, targets);
   return model.layers.flatMap((block, layer) => {
     const { attention: a, feedForward: f } = block;
+    if (!('w1' in f))
+      throw new Error('loraSites: LoRA on a mixture-of-experts model (config.moe) is not supported');
     const sites: LoraSite[] = [];
     const add = (path: string, target: LoraTarget, linears: readonly Linear[]) => {
       if (chosen.includes(target)) sites.push({ path, target, layer, linears });
