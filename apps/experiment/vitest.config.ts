@@ -1,0 +1,3 @@
+import { loomVitest } from '../../vitest.shared';
+
+export default loomVitest;
