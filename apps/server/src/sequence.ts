@@ -1,4 +1,4 @@
-import { KVCache } from '@loom/kvcache';
+import { cacheForModel, type ModelKVCache } from '@loom/kvcache';
 import type { TransformerLM } from '@loom/nn';
 import { defaultEosTokens } from '@loom/runtime';
 import { Sampler, StoppingCriteria, type StopReason, type TokenLogprob } from '@loom/sampler';
@@ -41,7 +41,8 @@ export class Sequence {
   readonly #decoder: StreamDecoder;
   readonly #promptTokens: number;
   #pending: number[];
-  #cache: KVCache | undefined;
+  #cache: ModelKVCache | undefined;
+  #capacity = 0;
   #offset = 0;
   #generated = 0;
 
@@ -64,14 +65,17 @@ export class Sequence {
     this.#pending = [...request.prompt];
   }
 
-  /** Allocates the cache: the prompt plus max_tokens positions, at most the model's context. */
+  /**
+   * Allocates the cache for the prompt plus max_tokens positions, at most the model's context: a ring of W slots for
+   * a sliding-window model whose window W is shorter.
+   */
   admit(model: TransformerLM): void {
     const { maxSeqLen } = model.config;
-    const capacity = Math.min(maxSeqLen, this.#promptTokens + (this.request.maxTokens ?? maxSeqLen));
-    this.#cache = KVCache.forModel(model.config, { capacity, backend: model.backend });
+    this.#capacity = Math.min(maxSeqLen, this.#promptTokens + (this.request.maxTokens ?? maxSeqLen));
+    this.#cache = cacheForModel(model.config, { capacity: this.#capacity, backend: model.backend });
   }
 
-  get cache(): KVCache {
+  get cache(): ModelKVCache {
     if (this.#cache === undefined) throw new Error('Sequence: not admitted yet');
     return this.#cache;
   }
@@ -111,7 +115,7 @@ export class Sequence {
       const tail = stop.reason === 'stop-string' ? '' : this.#decoder.flush();
       return { step, finish: this.#finish(finishReason(stop.reason), tail) };
     }
-    if (this.#offset >= this.cache.capacity) {
+    if (this.#offset >= this.#capacity) {
       return { step, finish: this.#finish('length', this.criteria.flush() + this.#decoder.flush()) };
     }
     this.#pending = [token];

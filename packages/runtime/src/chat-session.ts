@@ -99,7 +99,7 @@ export class ChatSession {
 
   /** Positions the conversation may use. */
   get capacity(): number {
-    return this.#session.cache.capacity;
+    return this.#session.capacity;
   }
 
   /**

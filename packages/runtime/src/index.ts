@@ -1,10 +1,14 @@
 export { MemoryLimitError, type MemoryLimits } from '@loom/kvcache';
 export { type ChatEvent, ChatSession, type ChatSessionOptions, type DroppedTurns } from './chat-session';
+export type { DecodingSession } from './decoding-session';
 export { defaultEosTokens, encodePrompt } from './default-stops';
 export type { GenerateOptions } from './generate-options';
 export type { GenerationEvent, GenerationStats, GenerationTimings } from './generation-event';
 export { InferenceSession, type InferenceSessionOptions } from './inference-session';
 export { type PerplexityOptions, type PerplexityResult, perplexity } from './perplexity';
+export { RecurrentGenerator } from './recurrent-generator';
+export type { RecurrentModel, RecurrentState } from './recurrent-model';
+export { RecurrentSession, type RecurrentSessionOptions } from './recurrent-session';
 export { startGeneration } from './run-generation';
 export type { SessionSource } from './session-source';
 export { type TextGenerateOptions, TextGenerator, type TextGeneratorOptions } from './text-generator';

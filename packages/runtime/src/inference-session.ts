@@ -1,9 +1,20 @@
-import { checkMemoryLimits, KVCache, type MemoryLimits } from '@loom/kvcache';
+import {
+  cacheForModel,
+  canTruncate,
+  checkMemoryLimits,
+  type MemoryLimits,
+  type ModelKVCache,
+  RingKVCache,
+} from '@loom/kvcache';
 import type { TransformerLM } from '@loom/nn';
 import { scope, type Tensor, tensor } from '@loom/tensor';
+import type { DecodingSession } from './decoding-session';
 
 export interface InferenceSessionOptions {
-  /** Positions the session's cache holds (default and maximum: the model's maxSeqLen). */
+  /**
+   * Positions the session holds (default and maximum: the model's maxSeqLen). A sliding-window model with a window
+   * shorter than this keeps only the window's keys and values, in a ring.
+   */
   readonly capacity?: number;
   /**
    * Memory the cache (and one prefill of its whole capacity) may take, checked by arithmetic before anything is
@@ -16,11 +27,15 @@ export interface InferenceSessionOptions {
  * One sequence being decoded: a model, its key/value cache and the token ids the cache holds. `feed` runs new
  * tokens through the model in one forward pass (a prefill when there are many, a decode step for one) and gives
  * the logits of the last of them only: the output projection runs on that one hidden row.
+ *
+ * The cache is `cacheForModel`'s: a ring of W slots for a model whose `slidingWindow` W is shorter than the
+ * capacity, so its memory stays flat however long the sequence grows.
  */
-export class InferenceSession {
-  #cache: KVCache;
+export class InferenceSession implements DecodingSession {
+  #cache: ModelKVCache;
   readonly #tokens: number[] = [];
   readonly #limits: MemoryLimits;
+  readonly #capacity: number;
 
   constructor(
     readonly model: TransformerLM,
@@ -35,11 +50,12 @@ export class InferenceSession {
     }
     this.#limits = options.limits ?? {};
     checkMemoryLimits(model.config, capacity, this.#limits);
-    this.#cache = KVCache.forModel(model.config, { capacity, backend: model.backend });
+    this.#capacity = capacity;
+    this.#cache = this.#newCache();
   }
 
-  /** The keys and values of the tokens so far. */
-  get cache(): KVCache {
+  /** The keys and values of the tokens so far (of the last W of them in a sliding-window model's ring). */
+  get cache(): ModelKVCache {
     return this.#cache;
   }
 
@@ -48,9 +64,19 @@ export class InferenceSession {
     return this.#tokens;
   }
 
+  /** Positions the session holds in all. */
+  get capacity(): number {
+    return this.#capacity;
+  }
+
+  /** The model's maxSeqLen. */
+  get maxSeqLen(): number {
+    return this.model.config.maxSeqLen;
+  }
+
   /** Positions still free. */
   get remaining(): number {
-    return this.cache.capacity - this.#tokens.length;
+    return this.#capacity - this.#tokens.length;
   }
 
   /**
@@ -69,7 +95,7 @@ export class InferenceSession {
     if (tokens.length > this.remaining) {
       throw new Error(
         `InferenceSession.feed: ${tokens.length} tokens do not fit: the cache holds ${this.#tokens.length} of ` +
-          `${this.cache.capacity} positions; truncate the session or use a larger capacity`,
+          `${this.#capacity} positions; truncate the session or use a larger capacity`,
       );
     }
     const offset = this.#tokens.length;
@@ -84,20 +110,35 @@ export class InferenceSession {
       this.#tokens.push(...tokens);
       return logits;
     } catch (error) {
-      this.cache.truncate(offset);
+      // Layers of a ring that stored the new keys before the failure may have overwritten slots still needed.
+      if (this.#cache instanceof RingKVCache && offset + steps > this.#cache.window) this.#refill(offset);
+      else this.#cache.truncate(offset);
       throw error;
     }
   }
 
-  /** Forgets every token from position `length` on, so the sequence can continue differently from there. */
+  /**
+   * Forgets every token from position `length` on, so the sequence can continue differently from there. A ring that
+   * no longer holds what the window needs at `length` (it wrapped since) is refilled: the first `length` tokens
+   * run through the model again, into a new ring (should that throw, the session is left empty).
+   */
   truncate(length: number): void {
-    this.cache.truncate(length);
-    this.#tokens.length = length;
+    if (!Number.isInteger(length) || length < 0 || length > this.#tokens.length) {
+      throw new Error(
+        `InferenceSession.truncate: length must be an integer in [0, ${this.#tokens.length}] (the tokens held), got ${length}`,
+      );
+    }
+    if (canTruncate(this.#cache, length)) {
+      this.#cache.truncate(length);
+      this.#tokens.length = length;
+    } else {
+      this.#refill(length);
+    }
   }
 
   /** An independent copy of the sequence so far (a fork). */
   clone(): InferenceSession {
-    const copy = new InferenceSession(this.model, { capacity: this.cache.capacity, limits: this.#limits });
+    const copy = new InferenceSession(this.model, { capacity: this.#capacity, limits: this.#limits });
     copy.#cache.dispose();
     copy.#cache = this.#cache.clone();
     copy.#tokens.push(...this.#tokens);
@@ -107,5 +148,18 @@ export class InferenceSession {
   /** Frees the cache. */
   dispose(): void {
     this.#cache.dispose();
+  }
+
+  #newCache(): ModelKVCache {
+    return cacheForModel(this.model.config, { capacity: this.#capacity, backend: this.model.backend });
+  }
+
+  /** Replaces the cache by a new one holding the first `length` tokens, run through the model again. */
+  #refill(length: number): void {
+    const kept = this.#tokens.slice(0, length);
+    this.#cache.dispose();
+    this.#cache = this.#newCache();
+    this.#tokens.length = 0;
+    if (kept.length > 0) this.feed(kept).dispose();
   }
 }

@@ -1,15 +1,15 @@
 import { StoppingCriteria, type StopReason } from '@loom/sampler';
 import { StreamDecoder, type Tokenizer } from '@loom/tokenizer';
 import { shiftedWindow } from './context-shift';
+import type { DecodingSession } from './decoding-session';
 import { defaultEosTokens } from './default-stops';
 import type { GenerateOptions } from './generate-options';
 import type { GenerationEvent, GenerationTimings } from './generation-event';
-import type { InferenceSession } from './inference-session';
 import { type Choice, TokenChooser } from './token-chooser';
 
 /** Everything one generation needs, checked before it starts. */
 interface Plan {
-  readonly session: InferenceSession;
+  readonly session: DecodingSession;
   readonly tokenizer: Tokenizer;
   readonly prompt: readonly number[];
   readonly reused: number;
@@ -44,7 +44,7 @@ export function checkPromptFits(length: number, capacity: number, maxSeqLen: num
  * returns the stream of events, which does the work as it is iterated.
  */
 export function startGeneration(
-  session: InferenceSession,
+  session: DecodingSession,
   tokenizer: Tokenizer,
   prompt: readonly number[],
   reused: number,
@@ -52,7 +52,7 @@ export function startGeneration(
   keep: number,
 ): AsyncGenerator<GenerationEvent, void> {
   // The session holds the `reused` tokens and nothing after them, so reused + remaining is its capacity.
-  checkPromptFits(prompt.length, reused + session.remaining, session.model.config.maxSeqLen);
+  checkPromptFits(prompt.length, reused + session.remaining, session.maxSeqLen);
   const chooser = new TokenChooser(options.sampling ?? {}, options.withLogits);
   chooser.observe(prompt);
   const criteria = new StoppingCriteria({ eosTokenIds: defaultEosTokens(tokenizer), ...options.stop });
@@ -95,7 +95,7 @@ async function* stream(plan: Plan): AsyncGenerator<GenerationEvent, void> {
     }
     if (pending.length > session.remaining) {
       const window = keep === undefined ? undefined : shiftedWindow([...session.tokens, ...pending], keep);
-      if (keep === undefined || window === undefined || window.length > session.cache.capacity) {
+      if (keep === undefined || window === undefined || window.length > session.capacity) {
         reason = 'context-full';
         break;
       }

@@ -70,7 +70,7 @@ export class StorySession {
   }
 
   get capacity(): number {
-    return this.#session.cache.capacity;
+    return this.#session.capacity;
   }
 
   send(content: string, options: GenerateOptions = {}): AsyncGenerator<StoryEvent, void> {
