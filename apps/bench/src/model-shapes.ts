@@ -26,3 +26,16 @@ export function stories15MShape(maxSeqLen = 256): TransformerConfig {
     tiedEmbeddings: true,
   });
 }
+
+/** stories110M's shape (llama2.c): dim 768, hidden 2048, 12 layers of 12 heads, vocab 32000. */
+export function stories110MShape(maxSeqLen = 1024): TransformerConfig {
+  return makeConfig('llama', {
+    vocabSize: 32000,
+    dim: 768,
+    hiddenDim: 2048,
+    numLayers: 12,
+    numHeads: 12,
+    maxSeqLen,
+    tiedEmbeddings: true,
+  });
+}

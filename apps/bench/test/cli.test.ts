@@ -36,6 +36,24 @@ describe('pnpm bench', () => {
     expect(stdout).toMatch(/stories15M\s+2\s+256/);
   });
 
+  it('caps the KV cache of a sliding-window model at its window', () => {
+    const kv = (...args: string[]) => {
+      const { status, stdout } = bench('memory', '--config', 'mistral-7b', '--dtype', 'fp16', ...args);
+      expect(status).toBe(0);
+      return stdout.match(/mistral-7b(?:\s+\S+){4}\s+(\d+|full)\s+\S+ GB\s+(\S+ [MG]B)/)?.slice(1);
+    };
+    expect(kv('--seq-len', '32768')).toEqual(['4096', '536.87 MB']);
+    expect(kv('--seq-len', '4096')).toEqual(['4096', '536.87 MB']);
+    expect(kv('--seq-len', '2048')).toEqual(['4096', '268.44 MB']);
+    expect(kv('--seq-len', '32768', '--sliding-window', '1024')).toEqual(['1024', '134.22 MB']);
+  });
+
+  it('shows total and active parameters of a mixture of experts', () => {
+    const { status, stdout } = bench('memory', '--config', 'mixtral-8x7b', '--seq-len', '1024');
+    expect(status).toBe(0);
+    expect(stdout).toMatch(/mixtral-8x7b(?:\s+\S+){4}\s+2\/8\s+46\.70B\s+12\.88B/);
+  });
+
   it.each([
     [['nonsense'], /unknown suite "nonsense"/],
     [['train', '--bogus'], /Unknown option '--bogus'/],

@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { CpuBackend } from '@loom/backend-cpu';
 import { WebGPUBackend } from '@loom/backend-webgpu';
-import { loadModelFile, transformerFromTensors } from '@loom/models';
+import { loadModelFile, transformerFromTensors, type WeightsMode } from '@loom/models';
 import { TransformerLM } from '@loom/nn';
 import { InferenceSession, TokenChooser } from '@loom/runtime';
 import { type Backend, scope, setBackend, type Tensor, tensor } from '@loom/tensor';
@@ -14,6 +14,7 @@ import { sharedDataFile } from '../shared-data';
 import { median } from '../stats';
 import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
 import { decodeStepCounts, type StepCounts, weightBytes } from './decode-counts';
+import { quantizedDecodeRows, quantizedShapes } from './quantized-decode';
 
 /** Prompt tokens of the prefill runs. */
 const PREFILL_TOKENS = 128;
@@ -115,6 +116,15 @@ async function createBackend(name: SuiteOptions['backend'], threads: number | un
   if (name === 'cpu') return new CpuBackend({ threads });
   const { requireNodeWebGPU } = await import('@loom/webgpu-node');
   return requireNodeWebGPU();
+}
+
+/** Decode steps of each quantized-format measurement unless `--tokens N` says otherwise. */
+const QUANTIZED_STEPS = 64;
+
+/** `--weights`: how a `--model` GGUF's Q8_0 / Q4_0 linear weights are held (see WeightsMode). */
+function weightsFlag(flag: string | undefined): WeightsMode {
+  if (flag === undefined || flag === 'f32' || flag === 'quantized') return flag ?? 'f32';
+  throw new UsageError(`--weights ${flag}: expected f32 or quantized`);
 }
 
 /** Full recomputes run per measurement unless `--recompute-samples N` says otherwise (0: run every step). */
@@ -263,11 +273,13 @@ export const generateSuite: Suite = {
     llama2c: { type: 'string' },
     'llama2c-tokenizer': { type: 'string' },
     'recompute-samples': { type: 'string' },
+    quantized: { type: 'string' },
+    weights: { type: 'string' },
     browser: { type: 'boolean' },
     'browser-backend': { type: 'string' },
   },
   usage:
-    '[--model PATH] [--threads N] [--tokens N] [--rounds N] [--llama-cpp DIR --gguf PATH] [--llama2c BIN --llama2c-tokenizer PATH] [--recompute-samples N] [--browser [--browser-backend cpu|webgpu|webgpu-swiftshader]]',
+    '[--model PATH] [--threads N] [--tokens N] [--rounds N] [--llama-cpp DIR --gguf PATH] [--llama2c BIN --llama2c-tokenizer PATH] [--recompute-samples N] [--quantized 15M,110M|none] [--weights f32|quantized] [--browser [--browser-backend cpu|webgpu|webgpu-swiftshader]]',
   async run(options): Promise<SuiteResult> {
     const { values } = options;
     if (booleanFlag(values, 'browser')) return browserGenerate(values, options.backend);
@@ -277,6 +289,11 @@ export const generateSuite: Suite = {
     const samples = integerFlag(values, 'recompute-samples', 0) ?? RECOMPUTE_SAMPLES;
     const withPeers = peers.llamaCpp !== undefined || peers.llama2c !== undefined;
     const rounds = integerFlag(values, 'rounds', 1) ?? (withPeers ? 3 : 1);
+    const weights = weightsFlag(stringFlag(values, 'weights'));
+    const shapes =
+      modelPath === undefined && options.backend === 'cpu'
+        ? quantizedShapes(stringFlag(values, 'quantized'))
+        : [];
     const backend = await createBackend(options.backend, threads);
     setBackend(backend);
     const chooser = new TokenChooser({ temperature: 0 });
@@ -287,7 +304,7 @@ export const generateSuite: Suite = {
         : [
             {
               name: basename(modelPath),
-              build: () => transformerFromTensors(loadModelFile(modelPath), modelPath),
+              build: () => transformerFromTensors(loadModelFile(modelPath, { weights }), modelPath),
             },
           ];
     const rows: Row[] = [];
@@ -328,6 +345,19 @@ export const generateSuite: Suite = {
       model.dispose();
     }
     if (modelPath === undefined) rows.push(...(await cacheRows(chooser, samples, notes)));
+    if (shapes.length > 0) {
+      const quantized = {
+        shapes,
+        threads: [1, 2],
+        steps: integerFlag(values, 'tokens', 1) ?? QUANTIZED_STEPS,
+        rounds: integerFlag(values, 'rounds', 1) ?? 3,
+        decodeMs: (model: TransformerLM, steps: number) => cachedDecodeMs(model, chooser, steps),
+      };
+      rows.push(...(await quantizedDecodeRows(quantized, backend)));
+      notes.push(
+        `quantized rows: random models, linear layers in f32, Q8_0 and Q4_0 (quantized in process), measured in turn each of ${quantized.rounds} round(s), median; --quantized none skips them.`,
+      );
+    }
     notes.push(
       `median of ${rounds} round(s); ${backend instanceof CpuBackend ? backend.kernelSettings.threads : threads} CPU thread(s) for Loom.`,
     );

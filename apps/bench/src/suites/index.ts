@@ -1,7 +1,9 @@
 import type { Suite } from '../suite';
+import { attentionSuite } from './attention';
 import { generateSuite } from './generate';
 import { matmulSuite } from './matmul';
 import { memorySuite } from './memory';
+import { ropeScalingSuite } from './rope-scaling';
 import { serveSuite } from './serve';
 import { tokenizerSuite } from './tokenizer';
 import { trainSuite } from './train';
@@ -14,4 +16,6 @@ export const suites: readonly Suite[] = [
   memorySuite,
   trainSuite,
   serveSuite,
+  ropeScalingSuite,
+  attentionSuite,
 ];

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { inferenceMemory } from '@loom/kvcache';
 import { isLoomConfigJson, type ModelConfig, parseHfConfig, parseLoomConfigJson } from '@loom/models';
 import {
+  activeParameterCount,
   type ConfigInput,
   defaultLoraTargets,
   loraParameterCount,
@@ -12,7 +13,7 @@ import {
 import { type FlagValues, integerFlag, stringFlag, UsageError } from '../flags';
 import type { Row, Suite, SuiteResult } from '../suite';
 
-/** Known model shapes by name: the llama2.c TinyStories models, Llama 2 7B and GPT-2 small. */
+/** Known model shapes by name: the llama2.c TinyStories models, Llama 2 7B, Mistral 7B and GPT-2 small. */
 const PRESETS: Readonly<Record<string, () => ModelConfig>> = {
   stories260K: () =>
     llama({
@@ -35,6 +36,35 @@ const PRESETS: Readonly<Record<string, () => ModelConfig>> = {
       { vocabSize: 32000, dim: 4096, hiddenDim: 11008, numLayers: 32, numHeads: 32, maxSeqLen: 4096 },
       false,
     ),
+  'mistral-7b': () =>
+    llama(
+      {
+        vocabSize: 32000,
+        dim: 4096,
+        hiddenDim: 14336,
+        numLayers: 32,
+        numHeads: 32,
+        numKvHeads: 8,
+        maxSeqLen: 32768,
+        slidingWindow: 4096,
+      },
+      false,
+    ),
+  'mixtral-8x7b': () =>
+    llama(
+      {
+        vocabSize: 32000,
+        dim: 4096,
+        hiddenDim: 14336,
+        numLayers: 32,
+        numHeads: 32,
+        numKvHeads: 8,
+        maxSeqLen: 32768,
+        ropeTheta: 1e6,
+        moe: { experts: 8, topK: 2 },
+      },
+      false,
+    ),
   gpt2: () => ({
     ...makeConfig('gpt2', { vocabSize: 50257, dim: 768, numLayers: 12, numHeads: 12, maxSeqLen: 1024 }),
   }),
@@ -48,7 +78,7 @@ function llama(input: ConfigInput, tied = true): ModelConfig {
 const DTYPE_BYTES: Readonly<Record<string, number>> = { fp32: 4, fp16: 2, bf16: 2, int8: 1 };
 
 const USAGE =
-  '[--config NAME|config.json] [--batch N] [--seq-len N] [--dtype fp32|fp16|bf16|int8] [--kv-heads N] [--lora-rank N [--lora-targets q_proj,v_proj]]';
+  '[--config NAME|config.json] [--batch N] [--seq-len N] [--dtype fp32|fp16|bf16|int8] [--kv-heads N] [--sliding-window N] [--lora-rank N [--lora-targets q_proj,v_proj]]';
 
 /** Bytes of AdamW's two float32 moments per trainable value. */
 const ADAMW_BYTES = 2 * 4;
@@ -72,6 +102,21 @@ function trainingColumns(config: ModelConfig, values: FlagValues): Row {
     [`trainable (LoRA r=${rank})`]: `${lora} (${((100 * lora) / full).toFixed(2)}%)`,
     'AdamW (LoRA)': formatBytes(ADAMW_BYTES * lora),
   };
+}
+
+/** With experts: how many, and the parameters in all (all resident in memory) against those one token uses. */
+function expertColumns(config: ModelConfig): Row {
+  if (config.moe === undefined) return {};
+  return {
+    experts: `${config.moe.topK}/${config.moe.experts}`,
+    'params (total)': formatCount(parameterCount(config)),
+    'params (active)': formatCount(activeParameterCount(config)),
+  };
+}
+
+/** A parameter count in billions or millions, for the table. */
+function formatCount(n: number): string {
+  return n >= 1e9 ? `${(n / 1e9).toFixed(2)}B` : `${(n / 1e6).toFixed(2)}M`;
 }
 
 /** A preset by name, or a Hugging Face or Loom config.json (relative to where pnpm was started). */
@@ -110,7 +155,8 @@ function row(name: string, config: ModelConfig, values: FlagValues): Row {
   if (config.numHeads % numKvHeads !== 0) {
     throw new UsageError(`--kv-heads ${numKvHeads} must divide the ${config.numHeads} heads of ${name}`);
   }
-  const shaped = { ...config, numKvHeads };
+  const slidingWindow = integerFlag(values, 'sliding-window', 1) ?? config.slidingWindow;
+  const shaped = { ...config, numKvHeads, slidingWindow };
   const batch = integerFlag(values, 'batch', 1) ?? 1;
   const seqLen = integerFlag(values, 'seq-len', 1) ?? config.maxSeqLen;
   const memory = inferenceMemory(shaped, {
@@ -125,6 +171,8 @@ function row(name: string, config: ModelConfig, values: FlagValues): Row {
     'seq len': seqLen,
     dtype,
     'kv heads': `${numKvHeads}/${config.numHeads}`,
+    ...expertColumns(shaped),
+    window: slidingWindow ?? 'full',
     weights: formatBytes(memory.weights),
     'KV cache': formatBytes(memory.kvCache),
     activations: formatBytes(memory.activations),
@@ -143,6 +191,7 @@ export const memorySuite: Suite = {
     'seq-len': { type: 'string' },
     dtype: { type: 'string' },
     'kv-heads': { type: 'string' },
+    'sliding-window': { type: 'string' },
     'lora-rank': { type: 'string' },
     'lora-targets': { type: 'string' },
   },
@@ -154,8 +203,9 @@ export const memorySuite: Suite = {
       title: 'inference memory (decimal units: 1 GB = 10^9 bytes)',
       rows: names.map((n) => row(n, loadConfig(n), values)),
       notes: [
-        'KV cache = batch × seq len × layers × 2 × kv heads × head dim × bytes per element.',
+        'KV cache = batch × seq len × layers × 2 × kv heads × head dim × bytes per element; with a sliding window W (a ring cache of W slots) seq len is capped at W.',
         'activations: one prefill of every sequence at once (no score matrix: attention is fused).',
+        'experts (k/E): weights hold all E experts; a token passes through k of them and the router (params (active)).',
         'training: AdamW keeps two float32 moments per trainable value; LoRA trains r·(in + out) per adapted module per layer and freezes the rest.',
         `pnpm bench memory ${USAGE}; presets: ${Object.keys(PRESETS).join(', ')}.`,
       ],
