@@ -3,12 +3,18 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:
 import { join, relative } from 'node:path';
 import { commitFile, discardFile, type StagedFile, stageFile, syncDirectory } from './atomic-write';
 import { formatBytes } from './bytes';
-import type { ModelConfig } from './config';
+import type { CheckpointConfig, ModelConfig } from './config';
 import { statRegularFile, withFileSource } from './file-source';
 import { readSafetensorsFile } from './files';
 import { checkFiniteWeights } from './finite';
 import { readJsonFile } from './json-file';
-import { type FileRecord, loomConfigJsonText, parseLoomConfigJson } from './loom-config';
+import {
+  type FileRecord,
+  type LoomConfigJson,
+  loomConfigJsonText,
+  parseCheckpointConfigJson,
+  parseLoomConfigJson,
+} from './loom-config';
 import { serializeSafetensors } from './safetensors/write';
 import type { NamedTensor, StoredTensor } from './tensor';
 import { validateTensors } from './validate';
@@ -31,15 +37,17 @@ export interface CheckpointExtra {
 }
 
 export interface CheckpointInput {
-  config: ModelConfig;
+  /** A transformer's config, or a Mamba model's (`arch: 'mamba'`). */
+  config: CheckpointConfig;
   tensors: readonly NamedTensor[];
   /** The tokenizer's JSON text, stored as `tokenizer.json`. */
   tokenizerJson?: string;
   extra?: CheckpointExtra;
 }
 
-export interface Checkpoint {
-  config: ModelConfig;
+/** A loaded checkpoint: a transformer's unless `C` says otherwise (`loadAnyCheckpoint`). */
+export interface Checkpoint<C extends CheckpointConfig = ModelConfig> {
+  config: C;
   /** In canonical order (`expectedTensors(config)`). */
   tensors: NamedTensor[];
   tokenizerJson?: string;
@@ -174,20 +182,33 @@ function readText(path: string): string {
 }
 
 /**
- * Loads a Loom checkpoint directory: reads config.json, checks every file it lists against the recorded size and
- * SHA-256 (all of them before parsing any), and validates the model tensors against the config.
+ * Loads a transformer's Loom checkpoint directory: reads config.json, checks every file it lists against the
+ * recorded size and SHA-256 (all of them before parsing any), and validates the model tensors against the config.
+ * A Mamba checkpoint is refused by name (`loadAnyCheckpoint` reads it).
  */
 export function loadCheckpoint(dir: string): Checkpoint {
+  return loadWith(dir, parseLoomConfigJson);
+}
+
+/**
+ * Loads a Loom checkpoint directory of either architecture, as `loadCheckpoint` does; tell the two apart with
+ * `isMambaConfig(checkpoint.config)`.
+ */
+export function loadAnyCheckpoint(dir: string): Checkpoint<CheckpointConfig> {
+  return loadWith(dir, parseCheckpointConfigJson);
+}
+
+function loadWith<C extends CheckpointConfig>(
+  dir: string,
+  parse: (json: unknown, source: string) => LoomConfigJson<C>,
+): Checkpoint<C> {
   const configPath = join(dir, CHECKPOINT_FILES.config);
   if (!existsSync(configPath)) {
     throw new Error(
       `${configPath}: missing; a Loom checkpoint directory has a config.json beside model.safetensors`,
     );
   }
-  const { config, files } = parseLoomConfigJson(
-    readJsonFile(configPath, 'a checkpoint config.json'),
-    configPath,
-  );
+  const { config, files } = parse(readJsonFile(configPath, 'a checkpoint config.json'), configPath);
   const listed = new Map(
     Object.entries(files).map(([name, record]) => [
       name,
@@ -204,7 +225,7 @@ export function loadCheckpoint(dir: string): Checkpoint {
   }
   const tensors = validateTensors(config, readSafetensorsFile(modelPath).tensors, modelPath);
   checkFiniteWeights(tensors, modelPath);
-  const checkpoint: Checkpoint = { config, tensors };
+  const checkpoint: Checkpoint<C> = { config, tensors };
   const tokenizerPath = pathOf(CHECKPOINT_FILES.tokenizer);
   if (tokenizerPath !== undefined) checkpoint.tokenizerJson = readText(tokenizerPath);
   const trainerTensors = pathOf(CHECKPOINT_FILES.trainerTensors);

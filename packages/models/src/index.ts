@@ -4,14 +4,22 @@ export {
   type Checkpoint,
   type CheckpointExtra,
   type CheckpointInput,
+  loadAnyCheckpoint,
   loadCheckpoint,
   saveCheckpoint,
 } from './checkpoint';
-export { describeConfig, type ModelConfig } from './config';
+export { type CheckpointConfig, describeConfig, isMambaConfig, type ModelConfig } from './config';
 export { detectModelFormat, type ModelFileFormat } from './detect';
 export { type DirectoryLock, LOCK_FILE, type LockHolder, type LockOptions, lockDirectory } from './dir-lock';
 export { readRegularFile } from './file-source';
 export { readLlama2cFile, readSafetensorsFile, writeLlama2cFile, writeSafetensorsFile } from './files';
+export {
+  isLinearWeight,
+  type LoadOptions,
+  type NamedQuantizedTensor,
+  repackGgufBlocks,
+  type WeightsMode,
+} from './gguf/quantized';
 export {
   GGUF_FALLBACK,
   type GgufTensorType,
@@ -30,22 +38,28 @@ export { loadModelFile } from './load';
 export {
   type FileRecord,
   isLoomConfigJson,
+  isMambaConfigJson,
   LOOM_CHECKPOINT_VERSION,
   type LoomConfigJson,
+  parseCheckpointConfigJson,
   parseLoomConfigJson,
 } from './loom-config';
 export { type LoadedModel, type LoadedModelFormat, parseModel } from './parse-model';
 export { type PeftLoraConfig, peftConfigOf, settingsFromPeftConfig } from './peft/adapter-config';
 export { loadLoraAdapter, PEFT_FILES, peftTensorsOf, saveLoraAdapter } from './peft/adapter-files';
+export { quantizedLinearWeights, quantizeLinears, useQuantizedWeights } from './quantize-model';
+export {
+  SAFETENSORS_DTYPES,
+  type SafetensorsDType,
+  type SafetensorsFloatDType,
+} from './safetensors/dtype';
 export { parseSafetensors, type SafetensorsContents } from './safetensors/read';
 export { type SafetensorsWriteOptions, serializeSafetensors } from './safetensors/write';
-export {
-  DTYPES,
-  type DType,
-  type FloatDType,
-  type NamedIntTensor,
-  type NamedTensor,
-  type StoredTensor,
+export type {
+  NamedIntTensor,
+  NamedTensor,
+  StoredTensor,
 } from './tensor';
+export { type MambaWeights, mambaFromTensors } from './to-mamba';
 export { type ModelWeights, tensorsFromTransformer, transformerFromTensors } from './to-model';
 export { expectedTensors, type TensorSpec, validateTensors } from './validate';

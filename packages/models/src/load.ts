@@ -4,6 +4,7 @@ import { headOf } from './byte-source';
 import { CHECKPOINT_FILES, loadCheckpoint } from './checkpoint';
 import { DETECT_BYTES, detectModelFormat } from './detect';
 import { withFileSource } from './file-source';
+import type { LoadOptions } from './gguf/quantized';
 import { readJsonFile } from './json-file';
 import { isLoomConfigJson } from './loom-config';
 import { type LoadedModel, readModel } from './parse-model';
@@ -42,8 +43,9 @@ function weightsInDirectory(dir: string): string | undefined {
  * or its model.safetensors), whose files are checked against their recorded sizes and hashes. Only regular files
  * are read; headers are checked against the file size before any tensor is read, tensors are read one at a time
  * by position (no whole-file buffer, no 2 GiB limit), validated against the config, and checked to be finite.
+ * `options.weights: 'quantized'` keeps a GGUF file's Q8_0 / Q4_0 linear-layer blocks as well (see WeightsMode).
  */
-export function loadModelFile(path: string): LoadedModel {
+export function loadModelFile(path: string, options: LoadOptions = {}): LoadedModel {
   if (!existsSync(path)) throw new Error(`${path}: no such file or directory`);
   if (statSync(path).isDirectory()) {
     const configPath = join(path, CHECKPOINT_FILES.config);
@@ -51,11 +53,12 @@ export function loadModelFile(path: string): LoadedModel {
       return loadLoomDirectory(path);
     }
     const weights = weightsInDirectory(path);
-    return weights === undefined ? loadShardedSafetensors(path) : loadModelFile(weights);
+    return weights === undefined ? loadShardedSafetensors(path) : loadModelFile(weights, options);
   }
   if (basename(path) === SHARD_INDEX) return loadShardedSafetensors(dirname(path));
   return withFileSource(path, 'a model file', (file) => {
-    if (detectModelFormat(headOf(file, DETECT_BYTES)) !== 'safetensors') return readModel(file, undefined);
+    if (detectModelFormat(headOf(file, DETECT_BYTES)) !== 'safetensors')
+      return readModel(file, undefined, options);
     const configJson = readConfigBeside(path);
     if (!isLoomConfigJson(configJson)) return readModel(file, configJson);
     if (basename(path) !== CHECKPOINT_FILES.model) {

@@ -3,6 +3,7 @@ import type { ModelConfig } from './config';
 import { DETECT_BYTES, detectModelFormat, unknownFormatError } from './detect';
 import { checkFiniteWeights } from './finite';
 import { readGguf } from './gguf/llama';
+import type { LoadOptions, NamedQuantizedTensor } from './gguf/quantized';
 import { parseHfConfig } from './hf/config';
 import { fromHfTensors } from './hf/names';
 import { readLlama2c } from './llama2c/read';
@@ -19,18 +20,20 @@ export interface LoadedModel {
   config: ModelConfig;
   /** Loom names and layouts, validated against `config`. */
   tensors: NamedTensor[];
+  /** A GGUF file's Q8_0 / Q4_0 linear-layer weights, kept quantized when loaded with `weights: 'quantized'`. */
+  quantized?: NamedQuantizedTensor[];
   /** Loom tokenizer JSON text: a Loom checkpoint's tokenizer.json when it has one, or a GGUF file's vocabulary. */
   tokenizerJson?: string;
 }
 
-function readRecognised(file: ByteSource, configJson: unknown): LoadedModel {
+function readRecognised(file: ByteSource, configJson: unknown, options: LoadOptions): LoadedModel {
   const source = file.name;
   const head = headOf(file, DETECT_BYTES);
   switch (detectModelFormat(head)) {
     case 'llama2c':
       return { format: 'llama2c', ...readLlama2c(file) };
     case 'gguf':
-      return { format: 'gguf', ...readGguf(file) };
+      return { format: 'gguf', ...readGguf(file, options) };
     case 'safetensors': {
       if (configJson === undefined) {
         throw new Error(
@@ -58,8 +61,8 @@ function readRecognised(file: ByteSource, configJson: unknown): LoadedModel {
  * Reads model weights from a byte source, recognising the format from its first bytes; the
  * header is checked before any tensor is read, and the weights are checked to be finite.
  */
-export function readModel(file: ByteSource, configJson: unknown): LoadedModel {
-  const loaded = readRecognised(file, configJson);
+export function readModel(file: ByteSource, configJson: unknown, options: LoadOptions = {}): LoadedModel {
+  const loaded = readRecognised(file, configJson, options);
   checkFiniteWeights(loaded.tensors, file.name);
   return loaded;
 }
@@ -67,8 +70,14 @@ export function readModel(file: ByteSource, configJson: unknown): LoadedModel {
 /**
  * Parses model weights from bytes (for example fetched in a browser), recognising the format from the content: a
  * llama2.c `.bin` needs nothing else; safetensors needs the parsed config.json that came with it, Hugging Face
- * (Llama, GPT-2) or Loom. Tensors are validated against the config. `source` names the weights in errors.
+ * (Llama, GPT-2) or Loom. Tensors are validated against the config. `source` names the weights in errors; `options`
+ * as for `loadModelFile`.
  */
-export function parseModel(weights: Uint8Array, configJson: unknown, source = 'model'): LoadedModel {
-  return readModel(memorySource(weights, source), configJson);
+export function parseModel(
+  weights: Uint8Array,
+  configJson: unknown,
+  source = 'model',
+  options: LoadOptions = {},
+): LoadedModel {
+  return readModel(memorySource(weights, source), configJson, options);
 }

@@ -1,5 +1,7 @@
 import { TransformerLM } from '@loom/nn';
 import type { ModelConfig } from './config';
+import type { NamedQuantizedTensor } from './gguf/quantized';
+import { useQuantizedWeights } from './quantize-model';
 import type { NamedTensor } from './tensor';
 import { validateTensors } from './validate';
 
@@ -7,18 +9,23 @@ import { validateTensors } from './validate';
 export interface ModelWeights {
   readonly config: ModelConfig;
   readonly tensors: readonly NamedTensor[];
+  /** Linear-layer weights to keep quantized (a GGUF file loaded with `weights: 'quantized'`); their f32 forms are in `tensors` too. */
+  readonly quantized?: readonly NamedQuantizedTensor[];
 }
 
 /**
  * Builds a `TransformerLM` on the current backend (`setBackend`) and copies the weights into it. The tensors are
  * validated against the config first, so a missing, extra or misshapen tensor is reported by name (`source` names
- * the weights in errors). The model is switched to evaluation mode; dispose it when done.
+ * the weights in errors). Linear layers named in `quantized` read those blocks in their products. The model is
+ * switched to evaluation mode; dispose it when done.
  */
 export function transformerFromTensors(weights: ModelWeights, source = 'model'): TransformerLM {
   const tensors = validateTensors(weights.config, weights.tensors, source);
-  const model = new TransformerLM(weights.config);
+  // Zeros, not the random initialisation: every weight is overwritten from the file right away.
+  const model = new TransformerLM(weights.config, { init: 'zeros' });
   try {
     model.loadStateDict(new Map(tensors.map((t) => [t.name, t])));
+    useQuantizedWeights(model, weights.quantized ?? [], source);
   } catch (error) {
     model.dispose();
     throw error;

@@ -1,6 +1,15 @@
-import { headDim, kvDim, qDim, qkvHasBias, validateConfig } from '@loom/nn';
+import {
+  headDim,
+  innerDim,
+  kvDim,
+  type MambaConfig,
+  qDim,
+  qkvHasBias,
+  validateConfig,
+  validateMambaConfig,
+} from '@loom/nn';
 import { showShape, sizeOf } from '@loom/tensor';
-import { describeConfig, type ModelConfig } from './config';
+import { type CheckpointConfig, describeConfig, isMambaConfig, type ModelConfig } from './config';
 import type { NamedTensor, StoredTensor } from './tensor';
 
 /** The name and shape of one parameter a model of some config has. */
@@ -11,9 +20,45 @@ export interface TensorSpec {
 
 /**
  * Every parameter of a model of this config, with its Loom name and shape, in Loom's canonical order (the order
- * Loom writes them). Weight matrices are [out, in]; q/k/v biases (Qwen2) and q/k norms (Qwen3) follow the config.
+ * Loom writes them). Weight matrices are [out, in]; q/k/v biases (Qwen2) and q/k norms (Qwen3) follow the config;
+ * a Mamba config gives MambaLM's parameters (`expectedMambaTensors`).
  */
-export function expectedTensors(config: ModelConfig): TensorSpec[] {
+export function expectedTensors(config: CheckpointConfig): TensorSpec[] {
+  return isMambaConfig(config) ? expectedMambaTensors(config) : expectedTransformerTensors(config);
+}
+
+/**
+ * A MambaLM's parameters under its own names, in its order (`namedParameters`): `embedding.weight` [vocab, dim];
+ * per layer the mixer's conv1d weight [E, W] and bias [E], A_log [E, N], D [E], in_proj [2E, dim],
+ * x_proj [R + 2N, E], dt_proj weight [E, R] and bias [E], out_proj [dim, E], then the block's norm [dim];
+ * `norm_f.weight`, and `lm_head.weight` [vocab, dim] when untied (E = expand · dim, N = stateSize,
+ * W = convWidth, R = dtRank).
+ */
+function expectedMambaTensors(config: MambaConfig): TensorSpec[] {
+  const { dim, vocabSize, stateSize: n, convWidth: w, dtRank: r } = config;
+  const e = innerDim(config);
+  const specs: TensorSpec[] = [{ name: 'embedding.weight', shape: [vocabSize, dim] }];
+  for (let layer = 0; layer < config.numLayers; layer++) {
+    const mixer = `layers.${layer}.mixer`;
+    specs.push(
+      { name: `${mixer}.conv1d.weight`, shape: [e, w] },
+      { name: `${mixer}.conv1d.bias`, shape: [e] },
+      { name: `${mixer}.A_log`, shape: [e, n] },
+      { name: `${mixer}.D`, shape: [e] },
+      { name: `${mixer}.in_proj.weight`, shape: [2 * e, dim] },
+      { name: `${mixer}.x_proj.weight`, shape: [r + 2 * n, e] },
+      { name: `${mixer}.dt_proj.weight`, shape: [e, r] },
+      { name: `${mixer}.dt_proj.bias`, shape: [e] },
+      { name: `${mixer}.out_proj.weight`, shape: [dim, e] },
+      { name: `layers.${layer}.norm.weight`, shape: [dim] },
+    );
+  }
+  specs.push({ name: 'norm_f.weight', shape: [dim] });
+  if (!config.tiedEmbeddings) specs.push({ name: 'lm_head.weight', shape: [vocabSize, dim] });
+  return specs;
+}
+
+function expectedTransformerTensors(config: ModelConfig): TensorSpec[] {
   const { dim, hiddenDim, vocabSize } = config;
   const specs: TensorSpec[] = [];
   const add = (name: string, shape: number[]) => specs.push({ name, shape });
@@ -39,9 +84,13 @@ export function expectedTensors(config: ModelConfig): TensorSpec[] {
       add(`${prefix}.attention.k_norm.weight`, [headDim(config)]);
     }
     norm(`${prefix}.ffn_norm`);
-    linear(`${prefix}.feed_forward.w1`, hiddenDim, dim);
-    linear(`${prefix}.feed_forward.w2`, dim, hiddenDim);
-    if (config.preset === 'llama') linear(`${prefix}.feed_forward.w3`, hiddenDim, dim);
+    const experts = config.moe ? Array.from({ length: config.moe.experts }, (_, e) => `.experts.${e}`) : [''];
+    if (config.moe) linear(`${prefix}.feed_forward.gate`, config.moe.experts, dim, false);
+    for (const expert of experts) {
+      linear(`${prefix}.feed_forward${expert}.w1`, hiddenDim, dim);
+      linear(`${prefix}.feed_forward${expert}.w2`, dim, hiddenDim);
+      if (config.preset === 'llama') linear(`${prefix}.feed_forward${expert}.w3`, hiddenDim, dim);
+    }
   }
   norm('norm');
   if (!config.tiedEmbeddings) add('output.weight', [vocabSize, dim]);
@@ -63,11 +112,12 @@ function list(label: string, items: readonly string[]): string {
  * an invalid config is refused first.
  */
 export function validateTensors(
-  config: ModelConfig,
+  config: CheckpointConfig,
   tensors: readonly StoredTensor[],
   source: string,
 ): NamedTensor[] {
-  validateConfig(config, source);
+  if (isMambaConfig(config)) validateMambaConfig(config, source);
+  else validateConfig(config, source);
   const byName = new Map<string, StoredTensor>();
   const duplicates: string[] = [];
   for (const tensor of tensors) {

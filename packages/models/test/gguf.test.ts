@@ -111,6 +111,18 @@ describe('GGUF', () => {
     expect(again.tokenizerJson).toBe(original.tokenizerJson);
   });
 
+  it("writes a sliding-window model's window as llama.attention.sliding_window and reads it back", () => {
+    const original = loadModelFile(gguf('stories260K-F32.gguf'));
+    const key = 'llama.attention.sliding_window';
+    expect(Buffer.from(serializeGguf(original.config, original.tensors)).includes(key)).toBe(false);
+    const config = { ...original.config, slidingWindow: 24 };
+    const bytes = serializeGguf(config, original.tensors);
+    expect(Buffer.from(bytes).includes(key)).toBe(true);
+    const again = parseModel(bytes, undefined, 'windowed.gguf');
+    expect(again.config).toEqual(config);
+    expect(again.tensors).toEqual(original.tensors);
+  });
+
   it.each(['Q8_0', 'Q4_0'] as const)('quantizes to %s byte for byte as llama.cpp did', (type) => {
     const file = gguf(`rand15M-${type}.gguf`);
     const stored = withFileSource(file, 'a GGUF file', (source) => {

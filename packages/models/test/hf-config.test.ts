@@ -114,19 +114,17 @@ describe('Hugging Face config.json', () => {
       /key "tie_word_embeddings": expected true or false, found "no"/,
     );
     expect(
-      errorOf(() =>
-        parseHfConfig({ architectures: ['MistralForCausalLM'], model_type: 'mistral' }, 'c.json'),
-      ),
+      errorOf(() => parseHfConfig({ architectures: ['PhiForCausalLM'], model_type: 'phi' }, 'c.json')),
     ).toBe(
-      'c.json: architectures ["MistralForCausalLM"] and model_type "mistral" name no model Loom loads; expected LlamaForCausalLM (model_type "llama"), Qwen2ForCausalLM (model_type "qwen2"), Qwen3ForCausalLM (model_type "qwen3") or GPT2LMHeadModel (model_type "gpt2")',
+      'c.json: architectures ["PhiForCausalLM"] and model_type "phi" name no model Loom loads; expected LlamaForCausalLM (model_type "llama"), MistralForCausalLM (model_type "mistral"), MixtralForCausalLM (model_type "mixtral"), Qwen2ForCausalLM (model_type "qwen2"), Qwen3ForCausalLM (model_type "qwen3") or GPT2LMHeadModel (model_type "gpt2")',
     );
     expect(errorOf(() => parseHfConfig([1], 'c.json'))).toMatch(/key "\(top level\)": expected an object/);
   });
 
   it('refuses features Loom does not implement', () => {
-    const scaled = { ...llamaJson, rope_scaling: { type: 'llama3', factor: 8 } };
+    const scaled = { ...llamaJson, rope_scaling: { rope_type: 'longrope', factor: 8 } };
     expect(errorOf(() => parseHfConfig(scaled, 'c.json'))).toMatch(
-      /^c\.json: key "rope_scaling" is \{.*Loom implements plain RoPE/,
+      /^c\.json: key "rope_scaling.rope_type" is "longrope"; Loom implements "linear", "dynamic", "yarn", "llama3"/,
     );
     expect(errorOf(() => parseHfConfig({ ...llamaJson, attention_bias: true }, 'c.json'))).toMatch(
       /key "attention_bias" is true; it puts a bias on o_proj too, which Loom does not have/,

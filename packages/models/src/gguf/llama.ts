@@ -1,11 +1,19 @@
 import { CONFIG_LIMITS, validateConfig } from '@loom/nn';
+import type { QuantType } from '@loom/tensor';
 import type { ByteSource } from '../byte-source';
 import type { ModelConfig } from '../config';
 import type { NamedTensor } from '../tensor';
 import { validateTensors } from '../validate';
-import { GGML_TYPES, OTHER_GGML_TYPES } from './ggml-types';
+import { GGML_TYPES, type GgmlTypeName, OTHER_GGML_TYPES } from './ggml-types';
 import { type GgufTensorInfo, readGgufHeader } from './header';
 import { Metadata } from './metadata';
+import {
+  isLinearWeight,
+  type LoadOptions,
+  type NamedQuantizedTensor,
+  repackGgufBlocks,
+  weightsModeOf,
+} from './quantized';
 import { ggufTokenizerJson } from './tokenizer';
 
 /** llama.cpp's names of a Llama block's tensors, and Loom's. */
@@ -38,6 +46,8 @@ function configOf(meta: Metadata, vocabSize: number, tied: boolean): ModelConfig
   const int = (key: string, limit: number, fallback?: number) =>
     meta.integer(`llama.${key}`, 1, limit, fallback);
   const numHeads = int('attention.head_count', CONFIG_LIMITS.numHeads);
+  // llama.cpp's sliding window of attention (Mistral); absent or 0 is full attention.
+  const window = meta.integer('llama.attention.sliding_window', 0, CONFIG_LIMITS.maxSeqLen, 0);
   return {
     preset: 'llama',
     vocabSize,
@@ -51,6 +61,7 @@ function configOf(meta: Metadata, vocabSize: number, tied: boolean): ModelConfig
     ropeTheta: meta.positive('llama.rope.freq_base', 10000),
     tiedEmbeddings: tied,
     bias: false,
+    ...(window > 0 ? { slidingWindow: window } : {}),
   };
 }
 
@@ -75,8 +86,19 @@ function checkNoOverlap(source: string, infos: readonly GgufTensorInfo[]): void 
   }
 }
 
-/** One tensor's float32 values: its size checked by arithmetic against the file before anything is read. */
-function readTensor(file: ByteSource, info: GgufTensorInfo, name: string): NamedTensor {
+/** The GGUF types whose linear-layer weights can stay quantized. */
+const KEPT_QUANTIZED: Readonly<Partial<Record<GgmlTypeName, QuantType>>> = { Q8_0: 'q8_0', Q4_0: 'q4_0' };
+
+/**
+ * One tensor's float32 values: its size checked by arithmetic against the file before anything is read. A linear
+ * layer's Q8_0 / Q4_0 blocks are also pushed, repacked, onto `quantized` when it is given.
+ */
+function readTensor(
+  file: ByteSource,
+  info: GgufTensorInfo,
+  name: string,
+  quantized?: NamedQuantizedTensor[],
+): NamedTensor {
   const type = GGML_TYPES.get(info.type);
   if (type === undefined) {
     const known = OTHER_GGML_TYPES.get(info.type);
@@ -96,19 +118,30 @@ function readTensor(file: ByteSource, info: GgufTensorInfo, name: string): Named
       `${file.name}: tensor "${info.name}" needs ${bytes} bytes at byte ${info.offset} but the file holds ${file.size} — the file is truncated`,
     );
   }
-  const data = type.dequantize(new Uint8Array(file.read(info.offset, info.offset + bytes)), count);
+  const raw = new Uint8Array(file.read(info.offset, info.offset + bytes));
+  const data = type.dequantize(raw, count);
   // GGUF lists dims fastest-varying first; Loom's shapes are row-major, so [in, out] becomes [out, in].
-  return { name, shape: [...info.dims].reverse(), data };
+  const shape = [...info.dims].reverse();
+  const kept = KEPT_QUANTIZED[type.name];
+  if (quantized && kept && shape.length === 2 && isLinearWeight(name)) {
+    quantized.push(repackGgufBlocks(name, kept, [shape[0], shape[1]], raw));
+  }
+  return { name, shape, data };
 }
 
 /**
  * Reads a GGUF file of a Llama-architecture model: config from its metadata, its SentencePiece (`llama`) or
  * byte-level BPE (`gpt2`) vocabulary (when it has one) as a Loom tokenizer JSON, and its tensors widened to float32 (F32, F16, BF16,
- * Q8_0, Q4_0; each tensor's own type, whatever the file type says). Every size is checked before it is read.
+ * Q8_0, Q4_0; each tensor's own type, whatever the file type says). Every size is checked before it is read. With
+ * `weights: 'quantized'` the Q8_0 / Q4_0 blocks of the linear layers are returned too, in `quantized`.
  */
-export function readGguf(file: ByteSource): {
+export function readGguf(
+  file: ByteSource,
+  options: LoadOptions = {},
+): {
   config: ModelConfig;
   tensors: NamedTensor[];
+  quantized?: NamedQuantizedTensor[];
   tokenizerJson?: string;
 } {
   const header = readGgufHeader(file);
@@ -142,10 +175,14 @@ export function readGguf(file: ByteSource): {
   const tokenizerJson = meta.has('tokenizer.ggml.model')
     ? ggufTokenizerJson(meta, config.vocabSize, file.name)
     : undefined;
+  const quantized = weightsModeOf(options) === 'quantized' ? [] : undefined;
   const tensors = validateTensors(
     config,
-    header.tensors.map((info) => readTensor(file, info, loomName(info.name) ?? info.name)),
+    header.tensors.map((info) => readTensor(file, info, loomName(info.name) ?? info.name, quantized)),
     file.name,
   );
-  return tokenizerJson === undefined ? { config, tensors } : { config, tensors, tokenizerJson };
+  const kept = quantized && quantized.length > 0 ? { quantized } : {};
+  return tokenizerJson === undefined
+    ? { config, tensors, ...kept }
+    : { config, tensors, ...kept, tokenizerJson };
 }

@@ -223,6 +223,13 @@ export function ggufTensorTypes(
   }));
 }
 
+/** llama.cpp's key for a sliding-window model's window (Mistral); none for full attention. */
+function slidingWindowEntry(config: ModelConfig): [string, Entry][] {
+  return config.slidingWindow === undefined
+    ? []
+    : [['llama.attention.sliding_window', { type: 'u32', value: config.slidingWindow }]];
+}
+
 /**
  * Serialises a Loom llama model as GGUF (version 3), as llama.cpp reads it: `llama.*` metadata, the SentencePiece
  * vocabulary when given, and the weights in F32, or with matrices in Q8_0, Q4_0, Q4_K or Q6_K (norms stay F32;
@@ -237,6 +244,16 @@ export function serializeGguf(
   if (config.preset !== 'llama' || config.bias) {
     throw new Error(
       `serializeGguf: Loom writes GGUF for llama models without biases; this is ${config.preset}${config.bias ? ' with biases' : ''}`,
+    );
+  }
+  if (config.ropeScaling !== undefined) {
+    throw new Error(
+      `serializeGguf: Loom does not write GGUF's rope scaling keys yet; this model has ropeScaling ${config.ropeScaling.type} — save it as safetensors instead`,
+    );
+  }
+  if (config.moe !== undefined) {
+    throw new Error(
+      `serializeGguf: Loom does not write GGUF's expert tensors yet; this model has ${config.moe.experts} experts — save it as safetensors instead`,
     );
   }
   const ordered = validateTensors(config, tensors, 'serializeGguf');
@@ -260,6 +277,7 @@ export function serializeGguf(
     ['llama.rope.dimension_count', { type: 'u32', value: headDim(config) }],
     ['llama.rope.freq_base', { type: 'f32', value: config.ropeTheta }],
     ['llama.attention.layer_norm_rms_epsilon', { type: 'f32', value: config.normEps }],
+    ...slidingWindowEntry(config),
     ...(options.vocabulary === undefined ? [] : vocabularyEntries(options.vocabulary, config.vocabSize)),
   ];
   const stored = ordered.map((tensor) => {

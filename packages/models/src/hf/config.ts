@@ -1,4 +1,4 @@
-import { CONFIG_LIMITS, type ConfigSize, headDim, validateConfig } from '@loom/nn';
+import { CONFIG_LIMITS, type ConfigSize, headDim, type MoeConfig, validateConfig } from '@loom/nn';
 import {
   describeJson,
   type JsonObject,
@@ -6,10 +6,12 @@ import {
   readBoolean,
   readChoice,
   readInteger,
+  readNumber,
   readObject,
   readPositiveNumber,
 } from '@loom/tokenizer';
 import type { ModelConfig } from '../config';
+import { hfRopeScaling, readHfRopeScaling } from '../rope-scaling-json';
 
 /** Hugging Face `transformers` defaults for keys a config.json may leave out. */
 const LLAMA_DEFAULT_RMS_NORM_EPS = 1e-6;
@@ -17,15 +19,21 @@ const LLAMA_DEFAULT_ROPE_THETA = 10000;
 /** `Qwen3Config`'s head_dim when a config.json leaves it out (Llama and Qwen2 use hidden_size / heads). */
 const QWEN3_DEFAULT_HEAD_DIM = 128;
 const GPT2_DEFAULT_LAYER_NORM_EPS = 1e-5;
+/** `MixtralConfig`'s defaults for the expert keys. */
+const MIXTRAL_DEFAULT_EXPERTS = 8;
+const MIXTRAL_DEFAULT_EXPERTS_PER_TOKEN = 2;
+const MIXTRAL_DEFAULT_ROUTER_AUX_LOSS_COEF = 0.001;
 /** GPT-2 has learned positions; the config still carries a theta, unused. */
 const GPT2_UNUSED_ROPE_THETA = 10000;
 
 /** The Hugging Face architectures Loom reads: Llama-family decoders (RMSNorm, RoPE, SwiGLU) and GPT-2. */
-type HfArchitecture = 'llama' | 'qwen2' | 'qwen3' | 'gpt2';
+type HfArchitecture = 'llama' | 'mistral' | 'mixtral' | 'qwen2' | 'qwen3' | 'gpt2';
 
 /** Each architecture's class name in `architectures` and its `model_type`. */
 const ARCHITECTURES: readonly (readonly [architecture: HfArchitecture, className: string])[] = [
   ['llama', 'LlamaForCausalLM'],
+  ['mistral', 'MistralForCausalLM'],
+  ['mixtral', 'MixtralForCausalLM'],
   ['qwen2', 'Qwen2ForCausalLM'],
   ['qwen3', 'Qwen3ForCausalLM'],
   ['gpt2', 'GPT2LMHeadModel'],
@@ -104,19 +112,18 @@ function headDimOf(
   return architecture === 'qwen3' ? QWEN3_DEFAULT_HEAD_DIM : dim / heads;
 }
 
-/** A Llama, Qwen2 or Qwen3 config.json: RMSNorm, RoPE and SwiGLU, with each architecture's attention. */
+/**
+ * A Llama, Mistral, Qwen2 or Qwen3 config.json: RMSNorm, RoPE and SwiGLU, with each architecture's attention
+ * (Mistral's `sliding_window`, null for full attention, becomes `slidingWindow`).
+ */
 function llamaFamilyConfig(json: JsonObject, source: string, architecture: HfArchitecture): ModelConfig {
   const int = sizeReader(json, source);
   const numHeads = int('num_attention_heads', 'numHeads');
   const dim = int('hidden_size', 'dim');
-  if (!absent(json.rope_scaling)) {
-    refuse(
-      source,
-      'rope_scaling',
-      json.rope_scaling,
-      'Loom implements plain RoPE only — use a model without it',
-    );
+  if (!absent(json.partial_rotary_factor) && json.partial_rotary_factor !== 1) {
+    refuse(source, 'partial_rotary_factor', json.partial_rotary_factor, 'Loom rotates the whole head (1.0)');
   }
+  const ropeScaling = readHfRopeScaling(json.rope_scaling, source);
   if (!absent(json.hidden_act) && json.hidden_act !== 'silu') {
     refuse(
       source,
@@ -134,7 +141,11 @@ function llamaFamilyConfig(json: JsonObject, source: string, architecture: HfArc
       'it puts a bias on o_proj too, which Loom does not have (Loom has q/k/v biases, as Qwen2 does)',
     );
   }
-  if (architecture !== 'llama') refuseSlidingWindow(json, source);
+  if (architecture === 'qwen2' || architecture === 'qwen3') refuseSlidingWindow(json, source);
+  const slidingWindow =
+    (architecture === 'mistral' || architecture === 'mixtral') && !absent(json.sliding_window)
+      ? readInteger(json.sliding_window, source, 'sliding_window', 1, CONFIG_LIMITS.maxSeqLen)
+      : undefined;
   const headDim = headDimOf(json, source, architecture, dim, numHeads);
   return {
     preset: 'llama',
@@ -151,6 +162,7 @@ function llamaFamilyConfig(json: JsonObject, source: string, architecture: HfArc
     ropeTheta: absent(json.rope_theta)
       ? LLAMA_DEFAULT_ROPE_THETA
       : readPositiveNumber(json.rope_theta, source, 'rope_theta'),
+    ...(ropeScaling === undefined ? {} : { ropeScaling }),
     tiedEmbeddings: absent(json.tie_word_embeddings)
       ? false
       : readBoolean(json.tie_word_embeddings, source, 'tie_word_embeddings'),
@@ -158,7 +170,27 @@ function llamaFamilyConfig(json: JsonObject, source: string, architecture: HfArc
     ...(headDim === dim / numHeads ? {} : { headDim }),
     ...(architecture === 'qwen2' ? { qkvBias: true } : {}),
     ...(architecture === 'qwen3' ? { qkNorm: true } : {}),
+    ...(slidingWindow === undefined ? {} : { slidingWindow }),
+    ...(architecture === 'mixtral' ? { moe: mixtralMoe(json, source) } : {}),
   };
+}
+
+/**
+ * Mixtral's experts: `num_local_experts`, `num_experts_per_tok` and `router_aux_loss_coef` (transformers' defaults
+ * 8, 2 and 0.001 when absent). Mixtral never drops a token, so the capacity factor is experts / topK (each expert
+ * may take every token; a decode step still computes one row per expert).
+ */
+function mixtralMoe(json: JsonObject, source: string): MoeConfig {
+  const experts = absent(json.num_local_experts)
+    ? MIXTRAL_DEFAULT_EXPERTS
+    : readInteger(json.num_local_experts, source, 'num_local_experts', 1);
+  const topK = absent(json.num_experts_per_tok)
+    ? MIXTRAL_DEFAULT_EXPERTS_PER_TOKEN
+    : readInteger(json.num_experts_per_tok, source, 'num_experts_per_tok', 1, experts);
+  const auxLossCoef = absent(json.router_aux_loss_coef)
+    ? MIXTRAL_DEFAULT_ROUTER_AUX_LOSS_COEF
+    : readNumber(json.router_aux_loss_coef, source, 'router_aux_loss_coef');
+  return { experts, topK, auxLossCoef, capacityFactor: experts / topK };
 }
 
 function gpt2Config(json: JsonObject, source: string): ModelConfig {
@@ -189,12 +221,13 @@ function gpt2Config(json: JsonObject, source: string): ModelConfig {
 }
 
 /**
- * Reads a Hugging Face `config.json` of a Llama (`LlamaForCausalLM`), Qwen2 (`Qwen2ForCausalLM`: q/k/v biases),
+ * Reads a Hugging Face `config.json` of a Llama (`LlamaForCausalLM`), Mistral (`MistralForCausalLM`: sliding window), Qwen2 (`Qwen2ForCausalLM`: q/k/v biases),
  * Qwen3 (`Qwen3ForCausalLM`: per-head q/k RMSNorm, explicit head_dim) or GPT-2 (`GPT2LMHeadModel`) model into a
  * ModelConfig. Keys `transformers` lets a config leave out get its defaults (num_key_value_heads =
  * num_attention_heads, rms_norm_eps 1e-6, rope_theta 10000, untied embeddings, head_dim hidden_size / heads or
  * 128 for Qwen3; GPT-2 n_inner = 4·n_embd, layer_norm_epsilon 1e-5, tied); features Loom does not implement
- * (rope_scaling, sliding windows, biases other than Qwen2's, other activations) are refused by name.
+ * (rope_scaling types other than linear, dynamic, yarn and llama3, Qwen's per-layer sliding windows, biases other than Qwen2's, other
+ * activations) are refused by name.
  */
 export function parseHfConfig(json: unknown, source = 'config.json'): ModelConfig {
   const object = readObject(json, source, '(top level)');
@@ -214,10 +247,30 @@ function llamaFamilyHfConfig(config: ModelConfig): Record<string, unknown> {
       'toHfConfig: no Hugging Face architecture has q/k norms and q/k/v biases without an o_proj bias (Qwen3 with attention_bias biases o_proj too); this model has both',
     );
   }
-  const architecture: HfArchitecture = config.qkNorm ? 'qwen3' : config.qkvBias ? 'qwen2' : 'llama';
+  const qwen3 = config.qkNorm === true;
+  const windowed = config.slidingWindow !== undefined;
+  const moe = config.moe;
+  if (moe !== undefined && (qwen3 || config.qkvBias === true)) {
+    throw new Error(
+      `toHfConfig: experts are written as Mixtral's, and a Mixtral has no ${qwen3 ? 'q/k norms' : 'q/k/v biases'}; this model has both`,
+    );
+  }
+  if (windowed && (qwen3 || config.qkvBias === true)) {
+    throw new Error(
+      `toHfConfig: a sliding window is written as Mistral's sliding_window, and a Mistral has no ${qwen3 ? 'q/k norms' : 'q/k/v biases'}; this model has both`,
+    );
+  }
+  const architecture: HfArchitecture = qwen3
+    ? 'qwen3'
+    : config.qkvBias
+      ? 'qwen2'
+      : moe !== undefined
+        ? 'mixtral'
+        : windowed
+          ? 'mistral'
+          : 'llama';
   const className = ARCHITECTURES.find(([type]) => type === architecture)![1];
   const hd = headDim(config);
-  const qwen = architecture !== 'llama';
   return {
     architectures: [className],
     model_type: architecture,
@@ -231,17 +284,27 @@ function llamaFamilyHfConfig(config: ModelConfig): Record<string, unknown> {
     max_position_embeddings: config.maxSeqLen,
     rms_norm_eps: config.normEps,
     rope_theta: config.ropeTheta,
+    ...(config.ropeScaling === undefined ? {} : { rope_scaling: hfRopeScaling(config.ropeScaling) }),
     tie_word_embeddings: config.tiedEmbeddings,
     hidden_act: 'silu',
     ...(architecture === 'qwen3' ? { attention_bias: false } : {}),
-    ...(qwen ? { use_sliding_window: false } : {}),
+    ...(architecture === 'qwen2' || architecture === 'qwen3' ? { use_sliding_window: false } : {}),
+    ...(windowed ? { sliding_window: config.slidingWindow } : {}),
+    ...(moe === undefined
+      ? {}
+      : {
+          num_local_experts: moe.experts,
+          num_experts_per_tok: moe.topK,
+          router_aux_loss_coef: moe.auxLossCoef ?? MIXTRAL_DEFAULT_ROUTER_AUX_LOSS_COEF,
+        }),
     torch_dtype: 'float32',
   };
 }
 
 /**
  * A Hugging Face `config.json` object for a model, as `parseHfConfig` reads it back: a llama-preset model becomes
- * Qwen3ForCausalLM when it has q/k norms, Qwen2ForCausalLM when it has q/k/v biases, else LlamaForCausalLM.
+ * Qwen3ForCausalLM when it has q/k norms, Qwen2ForCausalLM when it has q/k/v biases, MistralForCausalLM when it has
+ * a sliding window, else LlamaForCausalLM.
  */
 export function toHfConfig(config: ModelConfig): Record<string, unknown> {
   validateConfig(config, 'toHfConfig');

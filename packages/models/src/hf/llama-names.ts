@@ -23,7 +23,26 @@ const LAYER_NAMES: readonly (readonly [hf: string, loom: string])[] = [
   ['mlp.gate_proj.weight', 'feed_forward.w1.weight'],
   ['mlp.down_proj.weight', 'feed_forward.w2.weight'],
   ['mlp.up_proj.weight', 'feed_forward.w3.weight'],
+  ['block_sparse_moe.gate.weight', 'feed_forward.gate.weight'],
 ];
+
+/** Mixtral's experts: `block_sparse_moe.experts.{e}.w1/w2/w3` (gate, down, up) are Loom's `feed_forward.experts.{e}.…`. */
+const HF_EXPERT = /^block_sparse_moe\.experts\.(\d+)\.(w[123]\.weight)$/;
+const LOOM_EXPERT = /^feed_forward\.experts\.(\d+)\.(w[123]\.weight)$/;
+
+/** The per-layer Loom suffix of a Hugging Face suffix, or undefined for a name Loom does not know. */
+function loomSuffixOf(hfSuffix: string): string | undefined {
+  const expert = HF_EXPERT.exec(hfSuffix);
+  if (expert !== null) return `feed_forward.experts.${expert[1]}.${expert[2]}`;
+  return LAYER_NAMES.find(([hf]) => hf === hfSuffix)?.[1];
+}
+
+/** The per-layer Hugging Face suffix of a (validated) Loom suffix. */
+function hfSuffixOf(loomSuffix: string): string {
+  const expert = LOOM_EXPERT.exec(loomSuffix);
+  if (expert !== null) return `block_sparse_moe.experts.${expert[1]}.${expert[2]}`;
+  return LAYER_NAMES.find(([, loom]) => loom === loomSuffix)![0];
+}
 
 const TOP_NAMES: readonly (readonly [hf: string, loom: string])[] = [
   ['model.embed_tokens.weight', 'tok_embeddings.weight'],
@@ -77,10 +96,10 @@ export function llamaFromHf(config: ModelConfig, tensor: StoredTensor): StoredTe
   if (match === null) return [tensor];
   const [, layer, hfSuffix] = match;
   if (hfSuffix === IGNORED_LAYER_BUFFER) return [];
-  const entry = LAYER_NAMES.find(([hf]) => hf === hfSuffix);
-  if (entry === undefined) return [tensor];
-  const name = `layers.${layer}.${entry[1]}`;
-  const layout = rotaryLayout(config, entry[1]);
+  const loomSuffix = loomSuffixOf(hfSuffix);
+  if (loomSuffix === undefined) return [tensor];
+  const name = `layers.${layer}.${loomSuffix}`;
+  const layout = rotaryLayout(config, loomSuffix);
   if (
     layout === undefined ||
     tensor.data instanceof Int32Array ||
@@ -96,8 +115,7 @@ export function llamaToHf(config: ModelConfig, tensor: NamedTensor): NamedTensor
   const top = TOP_NAMES.find(([, loom]) => loom === tensor.name);
   if (top !== undefined) return { ...tensor, name: top[0] };
   const [, layer, loomSuffix] = LOOM_LAYER.exec(tensor.name)!;
-  const [hfSuffix] = LAYER_NAMES.find(([, loom]) => loom === loomSuffix)!;
-  const name = `model.layers.${layer}.${hfSuffix}`;
+  const name = `model.layers.${layer}.${hfSuffixOf(loomSuffix)}`;
   const layout = rotaryLayout(config, loomSuffix);
   if (layout === undefined) return { ...tensor, name };
   return { name, shape: tensor.shape, data: loomToHfRotary(tensor.data, layout.heads, headDim(config)) };

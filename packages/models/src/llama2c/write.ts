@@ -54,6 +54,10 @@ export function serializeLlama2c(
     config.bias ? 'biases' : '',
     config.qkvBias ? 'q/k/v biases' : '',
     config.qkNorm ? 'q/k norms' : '',
+    config.slidingWindow !== undefined
+      ? `slidingWindow=${config.slidingWindow} (run.c attends to everything)`
+      : '',
+    config.moe !== undefined ? `${config.moe.experts} experts (run.c has one feed-forward)` : '',
     config.headDim !== undefined && config.headDim !== config.dim / config.numHeads
       ? `headDim=${config.headDim} (run.c uses dim / numHeads)`
       : '',
@@ -61,6 +65,7 @@ export function serializeLlama2c(
     config.ropeTheta !== LLAMA2C_ROPE_THETA
       ? `ropeTheta=${config.ropeTheta} (run.c uses ${LLAMA2C_ROPE_THETA})`
       : '',
+    config.ropeScaling !== undefined ? `ropeScaling ${config.ropeScaling.type} (run.c has plain RoPE)` : '',
   ].filter((reason) => reason !== '');
   if (unsupported.length > 0) {
     throw new Error(

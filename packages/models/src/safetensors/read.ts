@@ -3,7 +3,8 @@ import { describeJson, isJsonObject, parseJson } from '@loom/tokenizer';
 import { type ByteSource, memorySource } from '../byte-source';
 import { formatBytes } from '../bytes';
 import { bf16ToF32, f16ToF32 } from '../half';
-import { DTYPE_BYTES, DTYPES, type DType, type StoredTensor } from '../tensor';
+import type { StoredTensor } from '../tensor';
+import { SAFETENSORS_DTYPE_BYTES, SAFETENSORS_DTYPES, type SafetensorsDType } from './dtype';
 
 /** Headers above this size are refused, as the reference implementation does (100 MB). */
 export const MAX_SAFETENSORS_HEADER_BYTES = 100_000_000;
@@ -17,12 +18,12 @@ export interface SafetensorsContents {
   /** The `__metadata__` map ({} when absent). */
   metadata: Record<string, string>;
   /** The on-disk dtype of each tensor, by name. */
-  dtypes: Map<string, DType>;
+  dtypes: Map<string, SafetensorsDType>;
 }
 
 interface Entry {
   readonly name: string;
-  readonly dtype: DType;
+  readonly dtype: SafetensorsDType;
   readonly shape: number[];
   readonly begin: number;
   readonly end: number;
@@ -37,10 +38,10 @@ function readEntry(name: string, value: unknown, source: string): Entry {
       `${where}: expected an object with dtype, shape and data_offsets, found ${describeJson(value)}`,
     );
   }
-  const dtype = DTYPES.find((candidate) => candidate === value.dtype);
+  const dtype = SAFETENSORS_DTYPES.find((candidate) => candidate === value.dtype);
   if (dtype === undefined) {
     throw new Error(
-      `${where}: dtype ${describeJson(value.dtype)} is not one Loom reads; expected one of ${DTYPES.join(', ')} — convert the checkpoint to F32, F16 or BF16`,
+      `${where}: dtype ${describeJson(value.dtype)} is not one Loom reads; expected one of ${SAFETENSORS_DTYPES.join(', ')} — convert the checkpoint to F32, F16 or BF16`,
     );
   }
   const shape = value.shape;
@@ -156,7 +157,7 @@ export function readSafetensors(file: ByteSource): SafetensorsContents {
         `${source}: tensor "${entry.name}" has ${span}; expected it to begin at ${expectedBegin} — it ${problem}; ${WHAT_TO_DO}`,
       );
     }
-    const expectedBytes = sizeOf(entry.shape) * DTYPE_BYTES[entry.dtype];
+    const expectedBytes = sizeOf(entry.shape) * SAFETENSORS_DTYPE_BYTES[entry.dtype];
     if (entry.end - entry.begin !== expectedBytes) {
       throw new Error(
         `${source}: tensor "${entry.name}" (${entry.dtype} ${showShape(entry.shape)}) needs ${formatBytes(expectedBytes)} but its ${span} span ${formatBytes(entry.end - entry.begin)}; ${WHAT_TO_DO}`,

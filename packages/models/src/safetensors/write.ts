@@ -1,17 +1,18 @@
 import { showShape, sizeOf } from '@loom/tensor';
 import { bytesOf } from '../bytes';
 import { f32ToBf16Bits, f32ToF16Bits } from '../half';
-import { DTYPE_BYTES, type DType, type FloatDType, type StoredTensor } from '../tensor';
+import type { StoredTensor } from '../tensor';
+import { SAFETENSORS_DTYPE_BYTES, type SafetensorsDType, type SafetensorsFloatDType } from './dtype';
 import { METADATA_KEY } from './read';
 
 export interface SafetensorsWriteOptions {
   /** Stored in the header's `__metadata__` map. */
   metadata?: Readonly<Record<string, string>>;
   /** How float tensors are stored (default F32); F16 and BF16 round to nearest even. Int tensors stay I32. */
-  floatDType?: FloatDType;
+  floatDType?: SafetensorsFloatDType;
 }
 
-function encode(tensor: StoredTensor, dtype: DType): Uint8Array {
+function encode(tensor: StoredTensor, dtype: SafetensorsDType): Uint8Array {
   const { data } = tensor;
   if (data instanceof Int32Array || dtype === 'F32') return bytesOf(data);
   const bits = new Uint16Array(data.length);
@@ -46,8 +47,8 @@ export function serializeSafetensors(
         `cannot write tensor "${tensor.name}": shape ${showShape(tensor.shape)} holds ${sizeOf(tensor.shape)} elements but its data has ${tensor.data.length}`,
       );
     }
-    const dtype: DType = tensor.data instanceof Int32Array ? 'I32' : floatDType;
-    const size = tensor.data.length * DTYPE_BYTES[dtype];
+    const dtype: SafetensorsDType = tensor.data instanceof Int32Array ? 'I32' : floatDType;
+    const size = tensor.data.length * SAFETENSORS_DTYPE_BYTES[dtype];
     header[tensor.name] = { dtype, shape: [...tensor.shape], data_offsets: [offset, offset + size] };
     chunks.push(encode(tensor, dtype));
     offset += size;
