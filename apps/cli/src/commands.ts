@@ -80,4 +80,8 @@ export const COMMANDS: Readonly<Record<string, LoomCommand>> = {
     summary: 'score a text file with a model: perplexity over sliding windows',
     run: async (argv, io) => (await import('./perplexity/perplexity')).main(argv, io),
   },
+  seq2seq: {
+    summary: 'train an encoder–decoder on a generated string task (reverse, sort) and report exact-match',
+    run: async (argv, io) => (await import('./seq2seq/seq2seq')).main(argv, io),
+  },
 };

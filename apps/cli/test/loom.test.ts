@@ -47,7 +47,7 @@ describe('loom', () => {
       [
         [],
         2,
-        /^loom: expected a command \(train, generate, chat, tokenize, bench, serve, convert, quantize, perplexity\); see loom --help$/,
+        /^loom: expected a command \(train, generate, chat, tokenize, bench, serve, convert, quantize, perplexity, seq2seq\); see loom --help$/,
       ],
       [['serving'], 2, /^loom: unknown command "serving"/],
       [['serve'], 2, /^serve: --model PATH is required/],

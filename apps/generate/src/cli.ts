@@ -1,8 +1,18 @@
-import { type GenerationStats, MemoryLimitError, TextGenerator } from '@loom/runtime';
+import {
+  type GenerateOptions,
+  type GenerationEvent,
+  type GenerationStats,
+  MemoryLimitError,
+  RecurrentGenerator,
+  TextGenerator,
+} from '@loom/runtime';
 import { SamplerConfigError } from '@loom/sampler';
+import type { Tokenizer } from '@loom/tokenizer';
 import { type Command, parseArgs, USAGE, UsageError } from './args';
 import { contextFor, contextTooLarge, maxSeqLenSource } from './context';
+import { mambaCheckpointDir, openMamba } from './open-mamba';
 import { openModel } from './open-model';
+import { existingUserPath } from './paths';
 
 /** Where the CLI writes, and the environment it reads (INIT_CWD). */
 export interface CliIo {
@@ -39,7 +49,25 @@ function summary(stats: GenerationStats): string {
   );
 }
 
+/** The sampling and stop settings of the command line, with the seed it resolved to. */
+function generateOptions(command: GenerateCommand, seed: number, io: CliIo): GenerateOptions {
+  return {
+    sampling: {
+      temperature: command.temperature,
+      topK: command.topK,
+      topP: command.topP,
+      minP: command.minP,
+      repetitionPenalty: command.repetitionPenalty,
+      seed,
+    },
+    stop: { maxNewTokens: command.maxTokens, stopStrings: command.stop },
+    signal: io.signal,
+  };
+}
+
 async function generate(command: GenerateCommand, io: CliIo): Promise<void> {
+  const mambaDir = mambaCheckpointDir(existingUserPath('--model', command.model, io.env));
+  if (mambaDir !== undefined) return generateRecurrent(command, io, mambaDir);
   const { modelPath, loaded, model, tokenizer, limits } = await openModel(command, io.env);
   const generator = new TextGenerator(model, tokenizer, { limits });
   const seed = command.seed ?? Date.now() % 2 ** 31;
@@ -49,16 +77,7 @@ async function generate(command: GenerateCommand, io: CliIo): Promise<void> {
   let events: ReturnType<TextGenerator['generate']>;
   try {
     events = generator.generate(prompt, {
-      sampling: {
-        temperature: command.temperature,
-        topK: command.topK,
-        topP: command.topP,
-        minP: command.minP,
-        repetitionPenalty: command.repetitionPenalty,
-        seed,
-      },
-      stop: { maxNewTokens: command.maxTokens, stopStrings: command.stop },
-      signal: io.signal,
+      ...generateOptions(command, seed, io),
       contextShift: command.contextShift,
       context: contextFor(command, prompt.length, maxSeqLen, source),
     });
@@ -67,6 +86,47 @@ async function generate(command: GenerateCommand, io: CliIo): Promise<void> {
     if (!(error instanceof MemoryLimitError)) throw error;
     throw contextTooLarge(error, command, prompt.length, maxSeqLen, source);
   }
+  try {
+    await print(command, io, tokenizer, prompt, seed, events);
+  } finally {
+    model.dispose();
+  }
+}
+
+/** Generates from a Mamba checkpoint with its fixed-size state (no KV cache, so no --context to size). */
+async function generateRecurrent(command: GenerateCommand, io: CliIo, dir: string): Promise<void> {
+  if (command.context !== undefined) {
+    throw new UsageError(
+      `--context: ${command.model} is a Mamba model, whose state has a fixed size; it takes no context to size — leave --context out`,
+    );
+  }
+  const { model, tokenizer } = await openMamba(command, dir, io.env);
+  try {
+    const generator = new RecurrentGenerator(model, tokenizer);
+    const seed = command.seed ?? Date.now() % 2 ** 31;
+    const prompt = generator.encode(command.prompt);
+    await print(
+      command,
+      io,
+      tokenizer,
+      prompt,
+      seed,
+      generator.generate(prompt, generateOptions(command, seed, io)),
+    );
+  } finally {
+    model.dispose();
+  }
+}
+
+/** Streams the text (prompt first) and a summary on stderr, or with --json one JSON object. */
+async function print(
+  command: GenerateCommand,
+  io: CliIo,
+  tokenizer: Tokenizer,
+  prompt: readonly number[],
+  seed: number,
+  events: AsyncGenerator<GenerationEvent, void>,
+): Promise<void> {
   if (!command.json) io.stdout(tokenizer.decode(prompt));
   for await (const event of events) {
     if (!command.json) io.stdout(event.text);
@@ -90,7 +150,6 @@ async function generate(command: GenerateCommand, io: CliIo): Promise<void> {
     };
     io.stdout(`${JSON.stringify(result)}\n`);
   }
-  model.dispose();
 }
 
 /** Runs `loom generate` with these arguments; returns the exit status (0 done, 1 failed, 2 bad usage). */

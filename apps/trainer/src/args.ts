@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs as parseFlags } from 'node:util';
+import { ARCH_NAMES, OBJECTIVES } from './arch/names';
 import {
   BACKENDS,
   defaultOptions,
@@ -127,6 +128,18 @@ const FLAGS: readonly Flag[] = [
     onResume: fixed,
     set: (tokenizer) => ({ tokenizer }),
     get: (o) => o.tokenizer,
+  }),
+  oneOf('arch', ARCH_NAMES, {
+    help: 'decoder-only language model, encoder-only (BERT-style), or Mamba (selective state space)',
+    onResume: fixed,
+    set: (arch) => ({ arch }),
+    get: (o) => o.arch,
+  }),
+  oneOf('objective', OBJECTIVES, {
+    help: 'clm (decoder), mlm or classify (encoder: the generated "more a than b?" task); default: the arch\'s first',
+    onResume: fixed,
+    set: (objective) => ({ objective }),
+    get: (o) => o.objective,
   }),
   int('vocab-size', {
     help: 'vocabulary size of --tokenizer bpe',
@@ -306,6 +319,55 @@ const FLAGS: readonly Flag[] = [
     set: (resume) => ({ resume }),
     get: (o) => o.resume,
   }),
+  path('init-from', 'CKPT', {
+    help: 'start from this model (Loom checkpoint dir, safetensors + config.json, llama2.c .bin); its shape wins',
+    onResume: fixed,
+    set: (initFrom) => ({ initFrom }),
+    get: (o) => o.initFrom,
+  }),
+  path('init-tokenizer', 'FILE', {
+    help: "--init-from's tokenizer when it has none (llama2.c: tok512.bin for stories260K); default: its own, else --tokenizer",
+    onResume: fixed,
+    set: (initTokenizer) => ({ initTokenizer }),
+    get: (o) => o.initTokenizer,
+  }),
+  int('lora-rank', {
+    help: 'train rank-R LoRA adapters on the frozen model instead of every weight (default 0: off)',
+    min: 0,
+    onResume: fixed,
+    set: (loraRank) => ({ loraRank }),
+    get: (o) => o.loraRank,
+  }),
+  real('lora-alpha', {
+    help: 'LoRA scale numerator: updates scaled by alpha / rank (default: the rank)',
+    min: 'positive',
+    onResume: fixed,
+    set: (loraAlpha) => ({ loraAlpha }),
+    get: (o) => o.loraAlpha,
+  }),
+  real('lora-dropout', {
+    help: "dropout on each LoRA adapter's input",
+    min: 0,
+    max: 1,
+    onResume: fixed,
+    set: (loraDropout) => ({ loraDropout }),
+    get: (o) => o.loraDropout,
+  }),
+  flag<string>(
+    'lora-targets',
+    'LIST',
+    {
+      help: 'modules to adapt: q_proj,v_proj,... or wq,wv,... (default: q_proj,v_proj; gpt2 c_attn)',
+      onResume: fixed,
+      set: (loraTargets) => ({ loraTargets }),
+      get: (o) => o.loraTargets,
+    },
+    (raw) => {
+      if (raw.trim() === '')
+        throw new UsageError('--lora-targets: expected module names, got an empty string');
+      return raw;
+    },
+  ),
   oneOf('on-nonfinite', NONFINITE_POLICIES, {
     help: 'on a NaN/Inf loss or gradient norm: stop the run (default) or skip the update',
     onResume: adjustable,

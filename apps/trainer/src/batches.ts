@@ -1,11 +1,19 @@
 import { keyedSeed, randomInt, type StreamName } from './random';
 
-/** Inputs and next-token targets of `rows` sequences, row-major [rows, block]. */
+/**
+ * Inputs and targets of `rows` sequences, row-major [rows, block]: next tokens for a decoder, the original ids
+ * at masked positions (-100 elsewhere) for masked-token training. A classification batch also has one label per
+ * row and the real (unpadded) length of each row.
+ */
 export interface Batch {
   readonly rows: number;
   readonly block: number;
   readonly inputs: Int32Array;
   readonly targets: Int32Array;
+  /** [rows] class of each row (classification). */
+  readonly labels?: Int32Array;
+  /** [rows] tokens of each row before its right padding; absent: no padding. */
+  readonly lengths?: readonly number[];
 }
 
 /** Sequences of `block` + 1 tokens cut from `tokens` at `starts`: inputs are the first `block`, targets the last. */

@@ -1,10 +1,17 @@
-import type { TransformerLM } from '@loom/nn';
-import { keep, scope, type Tensor, tensor } from '@loom/tensor';
+import type { Module } from '@loom/nn';
+import { keep, scope, type Tensor } from '@loom/tensor';
 import { type Batch, drawBatch } from './batches';
 import type { StreamName } from './random';
 
-/** Mean loss of the model over `batches`, in evaluation mode (no dropout, no gradients); one read-back. */
-export async function meanLoss(model: TransformerLM, batches: readonly Batch[]): Promise<number> {
+/**
+ * Mean of `loss` over `batches` with the model in evaluation mode (no dropout, no gradients); one read-back.
+ * Each loss is a scalar tensor of one batch.
+ */
+export async function meanLoss(
+  model: Module,
+  batches: readonly Batch[],
+  loss: (batch: Batch) => Tensor,
+): Promise<number> {
   const wasTraining = model.training;
   model.eval();
   let sum: Tensor | undefined;
@@ -13,12 +20,8 @@ export async function meanLoss(model: TransformerLM, batches: readonly Batch[]):
       const previous = sum;
       sum = keep(
         scope(() => {
-          const shape = [batch.rows, batch.block];
-          const loss = model.loss(
-            tensor(batch.inputs, shape, { dtype: 'i32' }),
-            tensor(batch.targets, shape, { dtype: 'i32' }),
-          );
-          return previous ? previous.add(loss) : loss;
+          const value = loss(batch);
+          return previous ? previous.add(value) : value;
         }),
       );
       previous?.dispose();

@@ -1,4 +1,5 @@
 import type { Preset } from '@loom/nn';
+import { ARCH_OBJECTIVES, type ArchName, type Objective } from './arch/names';
 
 export type BackendName = 'cpu' | 'webgpu';
 export type TokenizerChoice = 'char' | 'bpe';
@@ -15,6 +16,10 @@ export interface TrainOptions {
   /** UTF-8 text to train on; undefined trains on the generated short stories. */
   readonly data: string | undefined;
   readonly tokenizer: TokenizerChoice;
+  /** Model family: decoder-only (TransformerLM) or encoder-only (TransformerEncoder). */
+  readonly arch: ArchName;
+  /** What the model learns; one of ARCH_OBJECTIVES[arch]. */
+  readonly objective: Objective;
   /** Vocabulary size of a BPE tokenizer (ignored by char). */
   readonly vocabSize: number;
   readonly preset: Preset;
@@ -48,6 +53,21 @@ export interface TrainOptions {
   readonly out: string;
   /** Checkpoint directory to continue from. */
   readonly resume: string | undefined;
+  /**
+   * A model to start from instead of fresh weights (a Loom checkpoint directory, a safetensors model with its
+   * config.json, a llama2.c .bin); its config replaces the model-shape options.
+   */
+  readonly initFrom: string | undefined;
+  /** The --init-from model's tokenizer when it holds none (a llama2.c .bin): tokenizer.json or llama2.c tokenizer.bin. */
+  readonly initTokenizer: string | undefined;
+  /** Rank of LoRA adapters trained on the frozen model; 0 trains every weight. */
+  readonly loraRank: number;
+  /** LoRA scale numerator (updates scaled by alpha / rank); undefined: the rank. */
+  readonly loraAlpha: number | undefined;
+  /** Dropout on each adapter's input. */
+  readonly loraDropout: number;
+  /** Comma-separated modules to adapt (PEFT names, or Loom's wq, wk, wv, wo, w1, w2, w3); undefined: PEFT's default. */
+  readonly loraTargets: string | undefined;
   readonly onNonfinite: NonFinitePolicy;
   /** Most updates `onNonfinite: 'skip'` may drop over the whole run; one more fails it. */
   readonly maxSkippedSteps: number;
@@ -70,6 +90,8 @@ export function defaultOptions(out: string): TrainOptions {
   return {
     data: undefined,
     tokenizer: 'char',
+    arch: 'decoder',
+    objective: 'clm',
     vocabSize: 512,
     preset: 'gpt2',
     layers: 4,
@@ -95,6 +117,12 @@ export function defaultOptions(out: string): TrainOptions {
     ckptEvery: 0,
     out,
     resume: undefined,
+    initFrom: undefined,
+    initTokenizer: undefined,
+    loraRank: 0,
+    loraAlpha: undefined,
+    loraDropout: 0,
+    loraTargets: undefined,
     onNonfinite: 'stop',
     maxSkippedSteps: 10,
     sampleTokens: 300,
@@ -120,6 +148,23 @@ function optionProblems(o: TrainOptions): string[] {
   }
   if (o.preset === 'llama' && o.dim % o.heads === 0 && (o.dim / o.heads) % 2 !== 0) {
     problems.push(`llama's RoPE needs an even head size; --dim ${o.dim} / --heads ${o.heads} is odd`);
+  }
+  const objectives = ARCH_OBJECTIVES[o.arch];
+  if (!objectives.includes(o.objective)) {
+    problems.push(`--objective ${o.objective}: --arch ${o.arch} trains ${objectives.join(' or ')}`);
+  }
+  if (o.loraRank === 0 && (o.loraAlpha !== undefined || o.loraDropout > 0 || o.loraTargets !== undefined)) {
+    problems.push('--lora-alpha, --lora-dropout and --lora-targets need --lora-rank');
+  }
+  if (o.loraRank > 0 && o.arch !== 'decoder')
+    problems.push(`--lora-rank: LoRA trains a decoder, not --arch ${o.arch}`);
+  if (o.initFrom !== undefined && o.arch !== 'decoder') {
+    problems.push(`--init-from: starts a decoder from a checkpoint, not --arch ${o.arch}`);
+  }
+  if (o.initTokenizer !== undefined && o.initFrom === undefined)
+    problems.push('--init-tokenizer needs --init-from');
+  if (o.loraRank > 0 && o.resume !== undefined) {
+    problems.push('--resume: a LoRA run cannot be resumed yet; start it again with --init-from');
   }
   if (o.minLr > o.lr) problems.push(`--min-lr ${o.minLr} must not exceed --lr ${o.lr}`);
   if (o.tokenizer === 'bpe' && o.vocabSize < 257) {

@@ -10,6 +10,8 @@ export const Stream = {
   evalVal: 0x6576766c,
   sample: 0x73616d70,
   stories: 0x73746f72,
+  masking: 0x6d61736b,
+  classify: 0x636c6173,
 } as const;
 
 export type StreamName = keyof typeof Stream;

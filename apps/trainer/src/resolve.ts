@@ -1,11 +1,16 @@
 import { resolve } from 'node:path';
+import { ARCH_OBJECTIVES } from './arch/names';
 import { mergeResumed, parseArgs } from './args';
 import { defaultOptions, type GivenOptions, type TrainOptions, validateOptions } from './options';
 
-/** The defaults with `given` applied; key/value heads follow --heads unless given. */
+/** The defaults with `given` applied; key/value heads follow --heads and the objective --arch unless given. */
 function withDefaults(given: GivenOptions, baseDir: string): TrainOptions {
   const options = { ...defaultOptions(resolve(baseDir, 'out', 'latest')), ...given };
-  return { ...options, kvHeads: given.kvHeads ?? options.heads };
+  return {
+    ...options,
+    kvHeads: given.kvHeads ?? options.heads,
+    objective: given.objective ?? ARCH_OBJECTIVES[options.arch][0],
+  };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type AdamW, Dropout, type TransformerLM } from '@loom/nn';
+import { type AdamW, Dropout, type Module } from '@loom/nn';
 import { showShape, type Tensor, tensor } from '@loom/tensor';
 import type { SavedRun } from './checkpoint';
 
@@ -10,8 +10,8 @@ const MOMENTS = ['m', 'v'] as const;
  * optimizer state must hold both moments of every parameter, shaped like it (or nothing, when
  * no update was applied yet).
  */
-export function restoreRun(model: TransformerLM, optimizer: AdamW, saved: SavedRun): void {
-  model.loadStateDict(new Map(saved.weights.map((t) => [t.name, t])));
+export function restoreRun(model: Module, optimizer: AdamW, saved: SavedRun): void {
+  model.loadStateDict(new Map([...saved.weights, ...saved.heads].map((t) => [t.name, t])));
   const params = model.parameters();
   if (saved.optimizer.size > 0) {
     const problems = params.flatMap((p, i) =>
@@ -39,6 +39,6 @@ export function restoreRun(model: TransformerLM, optimizer: AdamW, saved: SavedR
 }
 
 /** Continues every dropout layer's mask stream where the saved run stopped. */
-function restoreDropout(model: TransformerLM, forwards: number): void {
+function restoreDropout(model: Module, forwards: number): void {
   for (const m of model.modules()) if (m instanceof Dropout) m.restore(forwards);
 }

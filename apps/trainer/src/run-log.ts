@@ -33,6 +33,9 @@ export interface EvalRecord {
   readonly step: number;
   readonly trainLoss: number;
   readonly valLoss: number;
+  /** Share of right predictions, for objectives that have one (masked tokens, classes). */
+  readonly trainAccuracy?: number;
+  readonly valAccuracy?: number;
 }
 
 export type EndReason = 'finished' | 'interrupted' | 'nonfinite';

@@ -1,6 +1,6 @@
 import { valueAndGrad } from '@loom/autograd';
-import { clipGradNorm, GradAccumulator, type Optimizer, type TransformerLM } from '@loom/nn';
-import { concat, keep, scope, type Tensor, tensor } from '@loom/tensor';
+import { clipGradNorm, GradAccumulator, type Optimizer } from '@loom/nn';
+import { concat, keep, scope, type Tensor } from '@loom/tensor';
 import type { Batch } from './batches';
 
 /** What one optimizer step did. */
@@ -10,7 +10,8 @@ export type StepOutcome =
   | { readonly kind: 'nonfinite'; readonly loss: number; readonly gradNorm: number };
 
 export interface StepInput {
-  readonly model: TransformerLM;
+  /** Scalar loss of one micro-batch (the architecture's objective), recorded for autograd. */
+  readonly loss: (batch: Batch) => Tensor;
   readonly params: readonly Tensor[];
   readonly optimizer: Optimizer;
   /** Micro-batches whose gradients are averaged. */
@@ -22,28 +23,23 @@ export interface StepInput {
 
 /** Loss and gradients of one micro-batch (the caller disposes them). */
 function lossAndGrads(
-  model: TransformerLM,
+  loss: StepInput['loss'],
   params: readonly Tensor[],
   batch: Batch,
 ): { loss: Tensor; grads: Tensor[] } {
-  const shape = [batch.rows, batch.block];
-  const inputs = tensor(batch.inputs, shape, { dtype: 'i32' });
-  const targets = tensor(batch.targets, shape, { dtype: 'i32' });
-  const { value, grads } = valueAndGrad(() => model.loss(inputs, targets), params);
-  inputs.dispose();
-  targets.dispose();
+  const { value, grads } = valueAndGrad(() => loss(batch), params);
   return { loss: value, grads };
 }
 
 /** Mean loss and gradients over the micro-batches (the caller disposes them). */
 function meanLossAndGrads(input: StepInput): { loss: Tensor; grads: Tensor[] } {
-  const { model, params, batches } = input;
+  const { params, batches } = input;
   if (batches.length === 0) throw new Error('trainStep: expected at least one micro-batch, got none');
-  if (batches.length === 1) return lossAndGrads(model, params, batches[0]);
+  if (batches.length === 1) return lossAndGrads(input.loss, params, batches[0]);
   const accumulator = new GradAccumulator();
   let lossSum: Tensor | undefined;
   for (const batch of batches) {
-    const { loss, grads } = lossAndGrads(model, params, batch);
+    const { loss, grads } = lossAndGrads(input.loss, params, batch);
     accumulator.add(grads);
     for (const g of grads) g.dispose();
     const previous = lossSum;

@@ -28,7 +28,7 @@ export function describeRun(
   const lines = [
     `data:  ${corpus.source} (${thousands(corpus.text.length)} chars), ${dataset.tokenizer.kind} tokenizer of ${dataset.tokenizer.vocabSize} tokens; ` +
       `train ${thousands(dataset.train.length)} / val ${thousands(dataset.val.length)} tokens`,
-    `model: ${config.preset}, ${config.numLayers} layers, ${heads}, dim ${config.dim}, block ${config.maxSeqLen}; ` +
+    `model: ${o.arch === 'decoder' ? '' : `${o.arch} (${o.objective}), `}${config.preset}, ${config.numLayers} layers, ${heads}, dim ${config.dim}, block ${config.maxSeqLen}; ` +
       `${thousands(parameterCount(config))} parameters, about ${mb(memory.total)} to train; backend ${o.backend}`,
     `optim: AdamW lr ${o.lr} -> ${o.minLr} (warmup ${o.warmup}, cosine to step ${o.iters}), betas (${o.beta1}, ${o.beta2}), ` +
       `weight decay ${o.weightDecay}, ${clip}, dropout ${o.dropout}; ${o.batch} x ${o.block} tokens` +

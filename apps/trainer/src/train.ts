@@ -1,17 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { AutodiffBackend } from '@loom/autograd';
-import { lockDirectory, writeFileAtomic } from '@loom/models';
-import { AdamW, makeConfig, TransformerLM, warmupCosine } from '@loom/nn';
+import { describeConfig, isMambaConfig, lockDirectory, writeFileAtomic } from '@loom/models';
+import { AdamW, type Lora, makeConfig, TransformerLM, warmupCosine } from '@loom/nn';
 import { setBackend, type Tensor } from '@loom/tensor';
+import type { ArchModel } from './arch/architecture';
+import { ARCHITECTURES } from './arch/registry';
 import { optionsToArgs } from './args';
 import { createBackend } from './backend';
-import { type Batch, trainBatches } from './batches';
+import type { Batch } from './batches';
 import { loadRun, type SavedRun, saveRun } from './checkpoint';
 import { type Corpus, loadCorpus } from './corpus';
 import { buildTokenizer, type Dataset, encodeDataset } from './dataset';
 import { lossProblem } from './divergence';
-import { evalBatches, meanLoss } from './evaluate';
+import { applyRunLora, describeLora, initialTokenizer, loadInitial, saveLoraFiles } from './fine-tune';
 import { formatDuration, formatLoss } from './format';
 import type { TrainIO } from './io';
 import { lossCurveSvg } from './loss-svg';
@@ -20,7 +23,6 @@ import { Progress } from './progress';
 import { resolveOptions } from './resolve';
 import { restoreRun } from './restore';
 import { type EndReason, type EvalRecord, RunLog, type StepRecord } from './run-log';
-import { writeSample } from './sample-text';
 import { trainStep } from './step';
 import { describeRun } from './summary';
 import type { TrainerState } from './trainer-state';
@@ -103,40 +105,66 @@ async function trainLocked(
 ): Promise<TrainResult> {
   const corpus = loadCorpus(options.data);
   if (saved) checkSameData(corpus, saved);
+  const initial = saved === undefined && options.initFrom !== undefined ? loadInitial(options) : undefined;
   const tokenizer =
     saved?.tokenizer ??
+    (initial === undefined ? undefined : initialTokenizer(options, initial)) ??
     buildTokenizer(corpus, {
       kind: options.tokenizer,
       vocabSize: options.vocabSize,
       onBpe: (message) => io.stderr.write(`${message}...\n`),
     });
   const dataset = encodeDataset(corpus, tokenizer, options.block);
+  const arch = ARCHITECTURES[options.arch];
+  const vocabSize = tokenizer.vocabSize + arch.extraTokens;
+  if (saved && saved.config.vocabSize !== vocabSize) {
+    throw new Error(
+      `--resume: the tokenizer has ${tokenizer.vocabSize} tokens, so a ${options.arch} expects ${vocabSize}, ` +
+        `but the checkpoint's model has ${saved.config.vocabSize}; the checkpoint is inconsistent`,
+    );
+  }
+  if (initial !== undefined && vocabSize > initial.config.vocabSize) {
+    throw new Error(
+      `--init-from ${options.initFrom}: the tokenizer has ${tokenizer.vocabSize} tokens but the model only ${initial.config.vocabSize}; start from a checkpoint with its tokenizer.json, or use a tokenizer the model covers`,
+    );
+  }
   setBackend(new AutodiffBackend(await createBackend(options.backend)));
+  // A Mamba run's checkpoint holds the MambaConfig; its run config comes again from the resumed options.
   const config =
-    saved?.config ??
+    (saved === undefined || isMambaConfig(saved.config) ? undefined : saved.config) ??
+    initial?.config ??
     makeConfig(options.preset, {
-      vocabSize: tokenizer.vocabSize,
+      vocabSize,
       dim: options.dim,
       numLayers: options.layers,
       numHeads: options.heads,
       numKvHeads: options.kvHeads,
       maxSeqLen: options.block,
     });
-  const model = new TransformerLM(config, { seed: options.seed, dropout: options.dropout });
+  const model = arch.build(config, { dataset, options });
+  if (saved !== undefined && !isDeepStrictEqual(model.config, saved.config)) {
+    model.module.dispose();
+    throw new Error(
+      `--resume: the checkpoint's model (${describeConfig(saved.config)}) is not the one its options build (${describeConfig(model.config)}); the checkpoint is inconsistent`,
+    );
+  }
+  if (initial !== undefined) model.module.loadStateDict(new Map(initial.tensors.map((t) => [t.name, t])));
+  const transformer = model.module instanceof TransformerLM ? model.module : undefined;
+  const lora =
+    options.loraRank > 0 && transformer !== undefined ? applyRunLora(transformer, options) : undefined;
   const optimizer = new AdamW({
     beta1: options.beta1,
     beta2: options.beta2,
     weightDecay: options.weightDecay,
   });
   try {
-    if (saved) restoreRun(model, optimizer, saved);
+    if (saved) restoreRun(model.module, optimizer, saved);
     io.stderr.write(describeRun(options, corpus, dataset, config, saved?.state.step));
-    const session = new Session(options, corpus, dataset, model, optimizer, io, hooks, saved?.state);
+    if (initial !== undefined) io.stderr.write(`init:  ${options.initFrom} (${initial.format})\n`);
+    if (lora !== undefined) io.stderr.write(describeLora(lora, options));
+    const session = new Session(options, corpus, dataset, model, optimizer, io, hooks, saved?.state, lora);
     const end = await session.run();
-    const sample =
-      end === 'finished' && options.sampleTokens > 0
-        ? await writeSample(model, tokenizer, options, io.stdout)
-        : undefined;
+    const sample = end === 'finished' ? await model.report(io.stdout) : undefined;
     if (end === 'interrupted') {
       io.stderr.write(
         `interrupted at step ${session.step}; continue with: pnpm train --resume ${options.out}\n`,
@@ -146,7 +174,8 @@ async function trainLocked(
     return { options, end, step: session.step, steps: session.steps, evals: session.evals, sample };
   } finally {
     optimizer.dispose();
-    model.dispose();
+    lora?.dispose();
+    model.module.dispose();
   }
 }
 
@@ -180,11 +209,13 @@ class Session {
     private readonly options: TrainOptions,
     private readonly corpus: Corpus,
     private readonly dataset: Dataset,
-    private readonly model: TransformerLM,
+    private readonly model: ArchModel,
     private readonly optimizer: AdamW,
     io: TrainIO,
     private readonly hooks: TrainHooks,
     saved: TrainerState | undefined,
+    /** Adapters to train instead of the model's own weights, which then stay frozen. */
+    private readonly lora: Lora | undefined,
   ) {
     this.step = saved?.step ?? 0;
     this.#skipped = saved?.skipped ?? 0;
@@ -192,10 +223,10 @@ class Session {
     this.#bestValLoss = saved?.bestValLoss ?? null;
     this.#elapsedBefore = saved?.elapsedMs ?? 0;
     this.#lastCheckpoint = saved?.step;
-    this.#params = model.parameters();
+    this.#params = lora?.parameters() ?? model.module.parameters();
     const o = options;
-    this.#evalTrain = evalBatches(dataset.train, o.seed, 'evalTrain', o.evalBatches, o.batch, o.block);
-    this.#evalVal = evalBatches(dataset.val, o.seed, 'evalVal', o.evalBatches, o.batch, o.block);
+    this.#evalTrain = model.evalBatches('train');
+    this.#evalVal = model.evalBatches('val');
     mkdirSync(o.out, { recursive: true });
     const previousLog =
       saved && o.resume !== undefined ? { path: join(o.resume, RUN_FILES.log), step: saved.step } : undefined;
@@ -218,16 +249,16 @@ class Session {
   async run(): Promise<TrainResult['end']> {
     const o = this.options;
     const schedule = warmupCosine({ maxLr: o.lr, minLr: o.minLr, warmup: o.warmup, decaySteps: o.iters });
-    const tokensPerStep = o.batch * o.block * o.gradAccum;
+    const tokensPerStep = this.model.tokensPerStep;
     if (this.step === 0) await this.#evaluate();
     while (this.step < o.iters) {
       const lr = schedule(this.step);
       const started = performance.now();
       const outcome = await trainStep({
-        model: this.model,
+        loss: this.model.loss,
         params: this.#params,
         optimizer: this.optimizer,
-        batches: trainBatches(this.dataset.train, o.seed, this.step, o.gradAccum, o.batch, o.block),
+        batches: this.model.trainBatches(this.step),
         lr,
         clip: o.clip,
       });
@@ -335,15 +366,21 @@ class Session {
   }
 
   async #evaluate(): Promise<void> {
-    const trainLoss = await meanLoss(this.model, this.#evalTrain);
-    const valLoss = await meanLoss(this.model, this.#evalVal);
+    const train = await this.model.evaluate(this.#evalTrain);
+    const val = await this.model.evaluate(this.#evalVal);
+    const [trainLoss, valLoss] = [train.loss, val.loss];
     const best = Number.isFinite(valLoss) && (this.#bestValLoss === null || valLoss < this.#bestValLoss);
     if (best) this.#bestValLoss = valLoss;
-    const record: EvalRecord = { type: 'eval', step: this.step, trainLoss, valLoss };
+    const accuracy =
+      train.accuracy === undefined || val.accuracy === undefined
+        ? {}
+        : { trainAccuracy: train.accuracy, valAccuracy: val.accuracy };
+    const record: EvalRecord = { type: 'eval', step: this.step, trainLoss, valLoss, ...accuracy };
     this.evals.push(record);
     this.#log.append(record);
+    const accuracyNote = val.accuracy === undefined ? '' : `, val accuracy ${val.accuracy.toFixed(4)}`;
     this.#progress.note(
-      `step ${this.step}: train loss ${formatLoss(trainLoss)}, val loss ${formatLoss(valLoss)}${best ? ' (best)' : ''}`,
+      `step ${this.step}: train loss ${formatLoss(trainLoss)}, val loss ${formatLoss(valLoss)}${accuracyNote}${best ? ' (best)' : ''}`,
     );
     this.#writeLossCurve();
   }
@@ -387,6 +424,14 @@ class Session {
       tokenizer: this.dataset.tokenizer,
       state,
     });
+    if (this.lora !== undefined) {
+      await saveLoraFiles(
+        this.options.out,
+        this.lora,
+        this.dataset.tokenizer,
+        this.options.initFrom ?? 'scratch',
+      );
+    }
     this.#lastCheckpoint = this.step;
     this.#progress.note(
       `step ${this.step}: checkpoint saved to ${this.options.out} (${(performance.now() - started).toFixed(0)} ms)`,
@@ -395,7 +440,8 @@ class Session {
 
   #writeLossCurve(): void {
     const o = this.options;
-    const title = `${this.corpus.source.split('/').pop()}: ${o.preset}, ${o.layers} layers, dim ${o.dim}, block ${o.block}`;
+    const family = o.arch === 'decoder' ? o.preset : `${o.arch} (${o.objective}, ${o.preset})`;
+    const title = `${this.corpus.source.split('/').pop()}: ${family}, ${o.layers} layers, dim ${o.dim}, block ${o.block}`;
     const svg = lossCurveSvg(this.#log.history, title);
     writeFileAtomic(join(o.out, RUN_FILES.lossCurve), new TextEncoder().encode(svg));
   }

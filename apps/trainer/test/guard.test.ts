@@ -5,6 +5,7 @@ import { CpuBackend } from '@loom/backend-cpu';
 import { AdamW, makeConfig, TransformerLM } from '@loom/nn';
 import { setBackend, tensor, writeSlice } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
+import { decoderLoss } from '../src/arch/decoder';
 import { cutBatch } from '../src/batches';
 import { main } from '../src/cli';
 import { trainStep } from '../src/step';
@@ -39,7 +40,14 @@ describe('non-finite guard', () => {
     const before = await Promise.all(params.map((p) => p.array()));
     const optimizer = new AdamW();
     const batch = cutBatch(Int32Array.from([0, 1, 2, 3, 4, 0, 1]), [0, 2], 4);
-    const outcome = await trainStep({ model, params, optimizer, batches: [batch], lr: 0.1, clip: 1 });
+    const outcome = await trainStep({
+      loss: (b) => decoderLoss(model, b),
+      params,
+      optimizer,
+      batches: [batch],
+      lr: 0.1,
+      clip: 1,
+    });
     expect(outcome.kind).toBe('nonfinite');
     expect(Number.isNaN(outcome.loss)).toBe(true);
     expect(await Promise.all(params.map((p) => p.array()))).toEqual(before);
