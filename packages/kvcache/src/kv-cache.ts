@@ -1,5 +1,6 @@
-import { type Backend, getBackend, keep, showShape, type Tensor, writeSlice, zeros } from '@loom/tensor';
+import { type Backend, getBackend, showShape, type Tensor, writeSlice } from '@loom/tensor';
 import { type HeadShape, headDimOf } from './head-dim';
+import { allocateLayers, checkCount, type LayerStorage, releaseLayers } from './layer-storage';
 
 /** The shape of a cache: what each layer stores and for how many positions. */
 export interface KVCacheOptions {
@@ -27,18 +28,6 @@ export interface KVPair {
   readonly v: Tensor;
 }
 
-function checkCount(name: string, value: number, min: number): number {
-  if (!Number.isInteger(value) || value < min) {
-    throw new Error(`KVCache: ${name} must be an integer ≥ ${min}, got ${value}`);
-  }
-  return value;
-}
-
-/** Frees the storage of caches that were garbage-collected without `dispose()`. */
-const dropped = new FinalizationRegistry<readonly Tensor[]>((storage) => {
-  for (const t of storage) t.dispose();
-});
-
 /**
  * Keys and values of every layer on a backend, preallocated as [batch, capacity, numKvHeads, headDim] per layer
  * (only the key/value heads: grouped-query attention shrinks the cache by numHeads / numKvHeads). It is the
@@ -58,6 +47,7 @@ export class KVCache {
   readonly capacity: number;
   readonly batch: number;
   readonly backend: Backend;
+  readonly #storage: LayerStorage;
   readonly #keys: Tensor[];
   readonly #values: Tensor[];
   readonly #lengths: number[];
@@ -78,26 +68,17 @@ export class KVCache {
   }
 
   constructor(options: KVCacheOptions) {
-    this.numLayers = checkCount('numLayers', options.numLayers, 1);
-    this.numKvHeads = checkCount('numKvHeads', options.numKvHeads, 1);
-    this.headDim = checkCount('headDim', options.headDim, 1);
-    this.capacity = checkCount('capacity', options.capacity, 1);
-    this.batch = checkCount('batch', options.batch ?? 1, 1);
+    this.numLayers = checkCount('KVCache', 'numLayers', options.numLayers, 1);
+    this.numKvHeads = checkCount('KVCache', 'numKvHeads', options.numKvHeads, 1);
+    this.headDim = checkCount('KVCache', 'headDim', options.headDim, 1);
+    this.capacity = checkCount('KVCache', 'capacity', options.capacity, 1);
+    this.batch = checkCount('KVCache', 'batch', options.batch ?? 1, 1);
     this.backend = options.backend ?? getBackend();
     const shape = [this.batch, this.capacity, this.numKvHeads, this.headDim]; // [B, capacity, Hkv, hd]
-    const storage: Tensor[] = [];
-    try {
-      for (let i = 0; i < 2 * this.numLayers; i++) {
-        storage.push(keep(zeros(shape, { backend: this.backend }))); // keys of every layer, then values
-      }
-    } catch (error) {
-      for (const t of storage) t.dispose();
-      throw error;
-    }
-    this.#keys = storage.slice(0, this.numLayers);
-    this.#values = storage.slice(this.numLayers);
+    this.#storage = allocateLayers(this, this.numLayers, shape, this.backend);
+    this.#keys = this.#storage.keys;
+    this.#values = this.#storage.values;
     this.#lengths = new Array<number>(this.numLayers).fill(0);
-    dropped.register(this, storage, this);
   }
 
   /** Positions stored in every layer. */
@@ -167,8 +148,7 @@ export class KVCache {
 
   /** Frees the storage; the cache cannot be used afterwards. */
   dispose(): void {
-    dropped.unregister(this);
-    for (const t of [...this.#keys, ...this.#values]) t.dispose();
+    releaseLayers(this, this.#storage);
   }
 
   #layerLength(layer: number, op: string): number {

@@ -2,15 +2,14 @@ import {
   type Backend,
   concat,
   getBackend,
-  keep,
   scope,
   showShape,
   slice,
   type Tensor,
   writeSlice,
-  zeros,
 } from '@loom/tensor';
 import { type HeadShape, headDimOf } from './head-dim';
+import { allocateLayers, checkCount, type LayerStorage, releaseLayers } from './layer-storage';
 
 /** The shape of a ring cache: what each layer stores and the window of positions it keeps. */
 export interface RingKVCacheOptions {
@@ -48,18 +47,6 @@ export type RingKVPair =
       readonly layout: { readonly kind: 'positions'; readonly start: number };
     };
 
-function checkCount(name: string, value: number, min: number): number {
-  if (!Number.isInteger(value) || value < min) {
-    throw new Error(`RingKVCache: ${name} must be an integer ≥ ${min}, got ${value}`);
-  }
-  return value;
-}
-
-/** Frees the storage of caches that were garbage-collected without `dispose()`. */
-const dropped = new FinalizationRegistry<readonly Tensor[]>((storage) => {
-  for (const t of storage) t.dispose();
-});
-
 /**
  * The key/value cache of a sliding-window model (Mistral): per layer a ring of `window` slots,
  * [batch, window, numKvHeads, headDim], where position p lives in slot p mod window. Its memory stays flat however
@@ -77,6 +64,7 @@ export class RingKVCache {
   readonly window: number;
   readonly batch: number;
   readonly backend: Backend;
+  readonly #storage: LayerStorage;
   readonly #keys: Tensor[];
   readonly #values: Tensor[];
   /** Positions each layer has seen (the next one's absolute position). */
@@ -103,25 +91,17 @@ export class RingKVCache {
   }
 
   constructor(options: RingKVCacheOptions) {
-    this.numLayers = checkCount('numLayers', options.numLayers, 1);
-    this.numKvHeads = checkCount('numKvHeads', options.numKvHeads, 1);
-    this.headDim = checkCount('headDim', options.headDim, 1);
-    this.window = checkCount('window', options.window, 1);
-    this.batch = checkCount('batch', options.batch ?? 1, 1);
+    this.numLayers = checkCount('RingKVCache', 'numLayers', options.numLayers, 1);
+    this.numKvHeads = checkCount('RingKVCache', 'numKvHeads', options.numKvHeads, 1);
+    this.headDim = checkCount('RingKVCache', 'headDim', options.headDim, 1);
+    this.window = checkCount('RingKVCache', 'window', options.window, 1);
+    this.batch = checkCount('RingKVCache', 'batch', options.batch ?? 1, 1);
     this.backend = options.backend ?? getBackend();
     const shape = [this.batch, this.window, this.numKvHeads, this.headDim]; // [B, W, Hkv, hd]
-    const storage: Tensor[] = [];
-    try {
-      for (let i = 0; i < 2 * this.numLayers; i++)
-        storage.push(keep(zeros(shape, { backend: this.backend })));
-    } catch (error) {
-      for (const t of storage) t.dispose();
-      throw error;
-    }
-    this.#keys = storage.slice(0, this.numLayers);
-    this.#values = storage.slice(this.numLayers);
+    this.#storage = allocateLayers(this, this.numLayers, shape, this.backend);
+    this.#keys = this.#storage.keys;
+    this.#values = this.#storage.values;
     this.#lengths = new Array<number>(this.numLayers).fill(0);
-    dropped.register(this, storage, this);
   }
 
   /** Positions seen by every layer: the absolute position of the next token. */
@@ -202,8 +182,7 @@ export class RingKVCache {
 
   /** Frees the storage; the cache cannot be used afterwards. */
   dispose(): void {
-    dropped.unregister(this);
-    for (const t of [...this.#keys, ...this.#values]) t.dispose();
+    releaseLayers(this, this.#storage);
   }
 
   /** The `kept` positions before `offset`, oldest first: one slice, or two when they wrap around the ring. */
