@@ -149,6 +149,8 @@ async function trainLocked(
     );
   }
   if (initial !== undefined) model.module.loadStateDict(new Map(initial.tensors.map((t) => [t.name, t])));
+  // The model's own weights (heads included), counted before any LoRA adapters join them.
+  const parameters = model.module.parameters().reduce((n, p) => n + p.size, 0);
   const transformer = model.module instanceof TransformerLM ? model.module : undefined;
   const lora =
     options.loraRank > 0 && transformer !== undefined ? applyRunLora(transformer, options) : undefined;
@@ -159,7 +161,9 @@ async function trainLocked(
   });
   try {
     if (saved) restoreRun(model.module, optimizer, saved);
-    io.stderr.write(describeRun(options, corpus, dataset, config, saved?.state.step));
+    io.stderr.write(
+      describeRun(options, corpus, dataset, config, { config: model.config, parameters }, saved?.state.step),
+    );
     if (initial !== undefined) io.stderr.write(`init:  ${options.initFrom} (${initial.format})\n`);
     if (lora !== undefined) io.stderr.write(describeLora(lora, options));
     const session = new Session(options, corpus, dataset, model, optimizer, io, hooks, saved?.state, lora);
