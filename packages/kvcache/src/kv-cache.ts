@@ -48,8 +48,6 @@ export class KVCache {
   readonly batch: number;
   readonly backend: Backend;
   readonly #storage: LayerStorage;
-  readonly #keys: Tensor[];
-  readonly #values: Tensor[];
   readonly #lengths: number[];
 
   /** A cache for a model: `capacity` defaults to the model's `maxSeqLen`. */
@@ -76,8 +74,6 @@ export class KVCache {
     this.backend = options.backend ?? getBackend();
     const shape = [this.batch, this.capacity, this.numKvHeads, this.headDim]; // [B, capacity, Hkv, hd]
     this.#storage = allocateLayers(this, this.numLayers, shape, this.backend);
-    this.#keys = this.#storage.keys;
-    this.#values = this.#storage.values;
     this.#lengths = new Array<number>(this.numLayers).fill(0);
   }
 
@@ -105,8 +101,8 @@ export class KVCache {
       );
     }
     this.#write(layer, k, v, 'update');
-    const keys = this.#keys[layer];
-    const values = this.#values[layer];
+    const keys = this.#storage.keys[layer];
+    const values = this.#storage.values[layer];
     return { k: keys.view(keys.shape), v: values.view(values.shape) };
   }
 
@@ -130,8 +126,8 @@ export class KVCache {
   clone(): KVCache {
     const copy = new KVCache(this);
     for (let layer = 0; layer < this.numLayers; layer++) {
-      writeSlice(copy.#keys[layer], this.#keys[layer], [0, 0, 0, 0]);
-      writeSlice(copy.#values[layer], this.#values[layer], [0, 0, 0, 0]);
+      writeSlice(copy.#storage.keys[layer], this.#storage.keys[layer], [0, 0, 0, 0]);
+      writeSlice(copy.#storage.values[layer], this.#storage.values[layer], [0, 0, 0, 0]);
     }
     copy.#lengths.splice(0, this.numLayers, ...this.#lengths);
     return copy;
@@ -141,7 +137,7 @@ export class KVCache {
   bytes(): number {
     let total = 0;
     for (let layer = 0; layer < this.numLayers; layer++) {
-      total += this.#keys[layer].bytes + this.#values[layer].bytes;
+      total += this.#storage.keys[layer].bytes + this.#storage.values[layer].bytes;
     }
     return total;
   }
@@ -180,8 +176,8 @@ export class KVCache {
           'create the cache with a larger capacity or truncate it',
       );
     }
-    writeSlice(this.#keys[layer], k, [0, offset, 0, 0]);
-    writeSlice(this.#values[layer], v, [0, offset, 0, 0]);
+    writeSlice(this.#storage.keys[layer], k, [0, offset, 0, 0]);
+    writeSlice(this.#storage.values[layer], v, [0, offset, 0, 0]);
     this.#lengths[layer] = offset + t;
   }
 }

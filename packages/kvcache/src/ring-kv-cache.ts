@@ -65,8 +65,6 @@ export class RingKVCache {
   readonly batch: number;
   readonly backend: Backend;
   readonly #storage: LayerStorage;
-  readonly #keys: Tensor[];
-  readonly #values: Tensor[];
   /** Positions each layer has seen (the next one's absolute position). */
   readonly #lengths: number[];
 
@@ -99,8 +97,6 @@ export class RingKVCache {
     this.backend = options.backend ?? getBackend();
     const shape = [this.batch, this.window, this.numKvHeads, this.headDim]; // [B, W, Hkv, hd]
     this.#storage = allocateLayers(this, this.numLayers, shape, this.backend);
-    this.#keys = this.#storage.keys;
-    this.#values = this.#storage.values;
     this.#lengths = new Array<number>(this.numLayers).fill(0);
   }
 
@@ -128,8 +124,8 @@ export class RingKVCache {
       );
     }
     this.#checkShape(k, v);
-    const keys = this.#keys[layer];
-    const values = this.#values[layer];
+    const keys = this.#storage.keys[layer];
+    const values = this.#storage.values[layer];
     if (k.shape[1] === 1) {
       this.#store(layer, k, v);
       const filled = Math.min(this.#lengths[layer], this.window);
@@ -164,8 +160,8 @@ export class RingKVCache {
   clone(): RingKVCache {
     const copy = new RingKVCache(this);
     for (let layer = 0; layer < this.numLayers; layer++) {
-      writeSlice(copy.#keys[layer], this.#keys[layer], [0, 0, 0, 0]);
-      writeSlice(copy.#values[layer], this.#values[layer], [0, 0, 0, 0]);
+      writeSlice(copy.#storage.keys[layer], this.#storage.keys[layer], [0, 0, 0, 0]);
+      writeSlice(copy.#storage.values[layer], this.#storage.values[layer], [0, 0, 0, 0]);
     }
     copy.#lengths.splice(0, this.numLayers, ...this.#lengths);
     return copy;
@@ -175,7 +171,7 @@ export class RingKVCache {
   bytes(): number {
     let total = 0;
     for (let layer = 0; layer < this.numLayers; layer++) {
-      total += this.#keys[layer].bytes + this.#values[layer].bytes;
+      total += this.#storage.keys[layer].bytes + this.#storage.values[layer].bytes;
     }
     return total;
   }
@@ -206,8 +202,8 @@ export class RingKVCache {
     const head = Math.min(n, this.window - slot);
     scope(() => {
       for (const [ring, x] of [
-        [this.#keys[layer], k],
-        [this.#values[layer], v],
+        [this.#storage.keys[layer], k],
+        [this.#storage.values[layer], v],
       ] as const) {
         writeSlice(ring, n === t && head === t ? x : slice(x, [0, t - n, 0, 0], [b, head, h, d]), [
           0,
