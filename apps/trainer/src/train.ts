@@ -150,7 +150,7 @@ async function trainLocked(
   }
   if (initial !== undefined) model.module.loadStateDict(new Map(initial.tensors.map((t) => [t.name, t])));
   // The model's own weights (heads included), counted before any LoRA adapters join them.
-  const parameters = model.module.parameters().reduce((n, p) => n + p.size, 0);
+  const parameters = model.module.weightCount();
   const transformer = model.module instanceof TransformerLM ? model.module : undefined;
   const lora =
     options.loraRank > 0 && transformer !== undefined ? applyRunLora(transformer, options) : undefined;

@@ -50,6 +50,11 @@ export abstract class Module {
     return this.namedParameters().map(([, t]) => t);
   }
 
+  /** Number of weights this module holds: the elements of every parameter. */
+  weightCount(): number {
+    return this.parameters().reduce((n, p) => n + p.size, 0);
+  }
+
   /** Name to parameter, the keys checkpoint formats use. */
   stateDict(): Map<string, Tensor> {
     return new Map(this.namedParameters());

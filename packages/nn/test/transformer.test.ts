@@ -35,6 +35,7 @@ describe('TransformerLM', () => {
       expect(names.includes('output.weight')).toBe(preset === 'llama');
       const total = model.parameters().reduce((n, p) => n + p.size, 0);
       expect(parameterCount(config)).toBe(total);
+      expect(model.weightCount()).toBe(total);
       model.dispose();
     }
   });
