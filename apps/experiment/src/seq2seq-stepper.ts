@@ -1,7 +1,8 @@
-import { KVCache, kvCacheBytes } from '@loom/kvcache';
-import { type CrossKVCache, type EncoderDecoder, headDim } from '@loom/nn';
+import { KVCache } from '@loom/kvcache';
+import type { CrossKVCache, EncoderDecoder } from '@loom/nn';
 import { tensor } from '@loom/tensor';
 import type { Stepper } from './decode-timing';
+import { kvBytes } from './kv-bytes';
 
 /**
  * An encoder–decoder generating a continuation of a source: `prefill` encodes the source into the cross cache,
@@ -12,16 +13,6 @@ export function seq2seqStepper(model: EncoderDecoder, capacity: number): Stepper
   let cross: CrossKVCache | undefined;
   let offset = 0;
   let sourceLength = 0;
-  const { numLayers: layers, numKvHeads: kvHeads } = model.config;
-  const bytes = (positions: number) =>
-    kvCacheBytes({
-      batch: 1,
-      seqLen: positions,
-      layers,
-      kvHeads,
-      headDim: headDim(model.config),
-      bytesPerElement: 4,
-    });
   return {
     async prefill(tokens) {
       const source = tensor(tokens, [1, tokens.length], { dtype: 'i32', backend: model.backend }); // [1, S]
@@ -43,7 +34,7 @@ export function seq2seqStepper(model: EncoderDecoder, capacity: number): Stepper
       offset++;
     },
     // The cross keys and values of the source plus the self-attention entries decoded so far.
-    stateBytes: () => bytes(sourceLength) + bytes(offset),
+    stateBytes: () => kvBytes(model.config, sourceLength) + kvBytes(model.config, offset),
     dispose() {
       cross?.dispose();
       cache.dispose();

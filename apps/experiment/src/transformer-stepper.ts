@@ -1,7 +1,8 @@
-import { KVCache, kvCacheBytes } from '@loom/kvcache';
+import { KVCache } from '@loom/kvcache';
 import type { TransformerLM } from '@loom/nn';
 import { tensor } from '@loom/tensor';
 import type { Stepper } from './decode-timing';
+import { kvBytes } from './kv-bytes';
 
 /** A TransformerLM decoding through a preallocated KV cache of `capacity` positions. */
 export function transformerStepper(model: TransformerLM, capacity: number): Stepper {
@@ -15,13 +16,11 @@ export function transformerStepper(model: TransformerLM, capacity: number): Step
     logits.dispose();
     offset += ids.length;
   };
-  const { numLayers: layers, numKvHeads: kvHeads } = model.config;
   return {
     prefill: run,
     step: (token) => run(Int32Array.of(token)),
     // Keys and values of every layer for the positions written so far, float32.
-    stateBytes: () =>
-      kvCacheBytes({ batch: 1, seqLen: offset, layers, kvHeads, headDim: cache.headDim, bytesPerElement: 4 }),
+    stateBytes: () => kvBytes(model.config, offset),
     dispose: () => cache.dispose(),
   };
 }

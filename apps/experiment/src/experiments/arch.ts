@@ -1,13 +1,4 @@
-import {
-  EncoderDecoder,
-  MambaLM,
-  type Module,
-  makeConfig,
-  makeMambaConfig,
-  makeSeq2SeqConfig,
-  mambaParameterCount,
-  TransformerLM,
-} from '@loom/nn';
+import { EncoderDecoder, MambaLM, type Module, makeConfig, makeSeq2SeqConfig, TransformerLM } from '@loom/nn';
 import { softmaxCrossEntropy, type Tensor, tensor } from '@loom/tensor';
 import { type Batch, drawBatch } from '@loom/trainer/lib';
 import { useTrainingBackend } from '../backend';
@@ -16,7 +7,7 @@ import { decodeCost, type Stepper } from '../decode-timing';
 import type { Experiment, ExperimentContext } from '../experiment';
 import { Fitter } from '../fit';
 import { mambaStepper } from '../mamba-stepper';
-import { parameterTotal } from '../parameter-total';
+import { matchingMamba } from '../matching-mamba';
 import { Report } from '../report';
 import { seq2seqStepper } from '../seq2seq-stepper';
 import { transformerStepper } from '../transformer-stepper';
@@ -145,16 +136,6 @@ function mambaCandidate(model: MambaLM, prefix: number, block: number): Candidat
   };
 }
 
-/** The Mamba depth whose parameter count is closest to `target`. */
-function mambaDepth(size: Size, vocabSize: number, target: number): number {
-  const count = (numLayers: number) =>
-    mambaParameterCount(makeMambaConfig({ vocabSize, dim: size.dim, numLayers }));
-  let best = 1;
-  for (let d = 2; d <= 4 * size.layers; d++)
-    if (Math.abs(count(d) - target) < Math.abs(count(best) - target)) best = d;
-  return best;
-}
-
 interface Outcome {
   readonly label: string;
   readonly parameters: number;
@@ -191,8 +172,7 @@ async function run(context: ExperimentContext): Promise<Report> {
       seed: context.seed,
     },
   );
-  const depth = mambaDepth(size, data.vocabSize, parameterTotal(decoder));
-  const mamba = new MambaLM(makeMambaConfig({ vocabSize: data.vocabSize, dim: size.dim, numLayers: depth }), {
+  const mamba = new MambaLM(matchingMamba(data.vocabSize, size.dim, decoder.weightCount(), 4 * size.layers), {
     seed: context.seed,
   });
   const candidates = [
@@ -239,7 +219,7 @@ async function run(context: ExperimentContext): Promise<Report> {
   const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const outcomes: Outcome[] = candidates.map((c, i) => ({
     label: c.label,
-    parameters: parameterTotal(c.module),
+    parameters: c.module.weightCount(),
     curve: curves[i],
     trainTokensPerSecond: (size.steps * size.rows * size.block) / fitters[i].seconds,
     decodeTokensPerSecond: median(rates[i]),

@@ -1,15 +1,9 @@
-import {
-  MambaLM,
-  makeConfig,
-  makeMambaConfig,
-  mambaParameterCount,
-  parameterCount,
-  TransformerLM,
-} from '@loom/nn';
+import { MambaLM, makeConfig, mambaParameterCount, parameterCount, TransformerLM } from '@loom/nn';
 import { useTrainingBackend } from '../backend';
 import { type DecodeCost, decodeCost } from '../decode-timing';
 import type { Experiment, ExperimentContext } from '../experiment';
 import { mambaStepper } from '../mamba-stepper';
+import { matchingMamba } from '../matching-mamba';
 import { randomIds } from '../random-ids';
 import { Report } from '../report';
 import { transformerStepper } from '../transformer-stepper';
@@ -41,16 +35,8 @@ async function run(context: ExperimentContext): Promise<Report> {
     numHeads: size.heads,
     maxSeqLen: capacity,
   });
-  // The Mamba depth whose parameter count is closest to the transformer's.
-  const target = parameterCount(llamaConfig);
-  const depths = Array.from({ length: 4 * size.layers }, (_, i) => i + 1);
-  const mambaOf = (numLayers: number) => makeMambaConfig({ vocabSize: size.vocab, dim: size.dim, numLayers });
-  const depth = depths.reduce((best, d) =>
-    Math.abs(mambaParameterCount(mambaOf(d)) - target) < Math.abs(mambaParameterCount(mambaOf(best)) - target)
-      ? d
-      : best,
-  );
-  const mambaConfig = mambaOf(depth);
+  const mambaConfig = matchingMamba(size.vocab, size.dim, parameterCount(llamaConfig), 4 * size.layers);
+  const depth = mambaConfig.numLayers;
   const transformer = new TransformerLM(llamaConfig, { seed: context.seed });
   const mamba = new MambaLM(mambaConfig, { seed: context.seed });
   transformer.eval();

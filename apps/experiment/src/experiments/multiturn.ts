@@ -1,17 +1,9 @@
-import { KVCache, kvCacheBytes } from '@loom/kvcache';
-import {
-  type CrossKVCache,
-  EncoderDecoder,
-  headDim,
-  makeConfig,
-  makeSeq2SeqConfig,
-  type TransformerConfig,
-  TransformerLM,
-} from '@loom/nn';
+import { KVCache } from '@loom/kvcache';
+import { type CrossKVCache, EncoderDecoder, makeConfig, makeSeq2SeqConfig, TransformerLM } from '@loom/nn';
 import { type Tensor, tensor } from '@loom/tensor';
 import { useTrainingBackend } from '../backend';
 import type { Experiment, ExperimentContext } from '../experiment';
-import { parameterTotal } from '../parameter-total';
+import { kvBytes } from '../kv-bytes';
 import { randomIds } from '../random-ids';
 import { Report } from '../report';
 
@@ -56,17 +48,6 @@ async function decodeReply(
     await readBack(forward(token, start + i));
     token.dispose();
   }
-}
-
-function kvBytes(config: TransformerConfig, positions: number): number {
-  return kvCacheBytes({
-    batch: 1,
-    seqLen: positions,
-    layers: config.numLayers,
-    kvHeads: config.numKvHeads,
-    headDim: headDim(config),
-    bytesPerElement: 4,
-  });
 }
 
 /** Decoder-only, keeping its KV cache across turns: each turn prefills only the new user tokens. */
@@ -185,7 +166,7 @@ async function run(context: ExperimentContext): Promise<Report> {
     );
   }
   for (const way of ways) way.dispose();
-  const params = [parameterTotal(decoder), parameterTotal(seq2seq)];
+  const params = [decoder.weightCount(), seq2seq.weightCount()];
   decoder.dispose();
   seq2seq.dispose();
   return write(ways, costs, params, size);
