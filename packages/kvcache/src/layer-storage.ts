@@ -1,4 +1,4 @@
-import { type Backend, keep, type Tensor, zeros } from '@loom/tensor';
+import { type Backend, keep, type Tensor, writeSlice, zeros } from '@loom/tensor';
 
 /** Throws, naming the cache class and the option, unless `value` is an integer of at least `min`. */
 export function checkCount(owner: string, name: string, value: number, min: number): number {
@@ -44,4 +44,15 @@ export function allocateLayers(
 export function releaseLayers(owner: object, storage: LayerStorage): void {
   dropped.unregister(owner);
   for (const t of [...storage.keys, ...storage.values]) t.dispose();
+}
+
+/** Copies every layer's keys and values of `from` into `to`, of the same shapes (a cache's clone). */
+export function copyLayers(to: LayerStorage, from: LayerStorage): void {
+  for (const [layer, k] of from.keys.entries()) writeSlice(to.keys[layer], k, [0, 0, 0, 0]);
+  for (const [layer, v] of from.values.entries()) writeSlice(to.values[layer], v, [0, 0, 0, 0]);
+}
+
+/** Bytes of backend storage the keys and values hold. */
+export function layerBytes(storage: LayerStorage): number {
+  return [...storage.keys, ...storage.values].reduce((total, t) => total + t.bytes, 0);
 }

@@ -9,7 +9,14 @@ import {
   writeSlice,
 } from '@loom/tensor';
 import { type HeadShape, headDimOf } from './head-dim';
-import { allocateLayers, checkCount, type LayerStorage, releaseLayers } from './layer-storage';
+import {
+  allocateLayers,
+  checkCount,
+  copyLayers,
+  type LayerStorage,
+  layerBytes,
+  releaseLayers,
+} from './layer-storage';
 
 /** The shape of a ring cache: what each layer stores and the window of positions it keeps. */
 export interface RingKVCacheOptions {
@@ -159,21 +166,14 @@ export class RingKVCache {
   /** An independent copy (same window, same positions) to continue along another branch. */
   clone(): RingKVCache {
     const copy = new RingKVCache(this);
-    for (let layer = 0; layer < this.numLayers; layer++) {
-      writeSlice(copy.#storage.keys[layer], this.#storage.keys[layer], [0, 0, 0, 0]);
-      writeSlice(copy.#storage.values[layer], this.#storage.values[layer], [0, 0, 0, 0]);
-    }
+    copyLayers(copy.#storage, this.#storage);
     copy.#lengths.splice(0, this.numLayers, ...this.#lengths);
     return copy;
   }
 
   /** Bytes of backend storage the cache holds: `window` positions per layer, however many it has seen. */
   bytes(): number {
-    let total = 0;
-    for (let layer = 0; layer < this.numLayers; layer++) {
-      total += this.#storage.keys[layer].bytes + this.#storage.values[layer].bytes;
-    }
-    return total;
+    return layerBytes(this.#storage);
   }
 
   /** Frees the storage; the cache cannot be used afterwards. */
