@@ -6,6 +6,7 @@ import { loadTokenizer, type Tokenizer } from '@loom/tokenizer';
 import type { BackendName } from './args';
 import { createBackend } from './backend';
 import { existingUserPath, readUserFile, tokenizerBeside } from './paths';
+import { readTokenizerFile } from './tokenizer-file';
 
 export type { BackendName };
 
@@ -40,7 +41,7 @@ export function findTokenizer(
   env: NodeJS.ProcessEnv,
 ): Tokenizer | undefined {
   if (flags.tokenizer !== undefined) {
-    return loadTokenizer(readUserFile('--tokenizer', flags.tokenizer, env), basename(flags.tokenizer));
+    return readTokenizerFile('--tokenizer', flags.tokenizer, env).tokenizer;
   }
   if (modelTokenizerJson !== undefined) {
     return loadTokenizer(new TextEncoder().encode(modelTokenizerJson), `${flags.model} (tokenizer.json)`);

@@ -20,6 +20,7 @@ export {
   repackGgufBlocks,
   type WeightsMode,
 } from './gguf/quantized';
+export { looksLikeGguf, readGgufTokenizerJson } from './gguf/vocabulary-file';
 export {
   GGUF_FALLBACK,
   type GgufTensorType,

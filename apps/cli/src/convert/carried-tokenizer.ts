@@ -1,5 +1,5 @@
-import { basename } from 'node:path';
-import { readUserFile, tokenizerBeside } from '@loom/generate/paths';
+import { tokenizerBeside } from '@loom/generate/paths';
+import { readTokenizerFile } from '@loom/generate/tokenizer-file';
 import type { GgufVocabulary } from '@loom/models';
 import { detectTokenizerFormat, loadTokenizer, type Tokenizer, type TokenizerFormat } from '@loom/tokenizer';
 import { serializeLlama2cTokenizer } from './llama2c-tokenizer';
@@ -30,11 +30,10 @@ export function carriedTokenizer(
     if (modelTokenizerJson === undefined) return undefined;
     return { tokenizer: loadTokenizer(utf8(modelTokenizerJson), `${input} (tokenizer.json)`) };
   }
-  const bytes = new Uint8Array(readUserFile('--tokenizer', path, env));
-  return {
-    tokenizer: loadTokenizer(bytes, basename(path)),
-    file: { bytes, format: detectTokenizerFormat(bytes) },
-  };
+  const { tokenizer, bytes } = readTokenizerFile('--tokenizer', path, env);
+  return bytes === undefined
+    ? { tokenizer }
+    : { tokenizer, file: { bytes, format: detectTokenizerFormat(bytes) } };
 }
 
 /** Loom tokenizer JSON text, as a Loom checkpoint holds it. */
