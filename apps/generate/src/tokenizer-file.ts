@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { looksLikeGguf, readGgufTokenizerJson } from '@loom/models';
 import { loadTokenizer, type Tokenizer } from '@loom/tokenizer';
@@ -27,7 +27,8 @@ function headOfFile(path: string, count: number): Uint8Array {
  */
 export function readTokenizerFile(flag: string, path: string, env: NodeJS.ProcessEnv): TokenizerFromFile {
   const absolute = existingUserPath(flag, path, env);
-  if (looksLikeGguf(headOfFile(absolute, 4))) {
+  // Only a regular file is opened to sniff it (opening a FIFO would block); readUserFile refuses the rest by name.
+  if (statSync(absolute).isFile() && looksLikeGguf(headOfFile(absolute, 4))) {
     const json = readGgufTokenizerJson(absolute);
     return {
       tokenizer: loadTokenizer(new TextEncoder().encode(json), `${basename(path)} (GGUF vocabulary)`),
