@@ -2,6 +2,7 @@ import {
   type AnyFusedOp,
   type Backend,
   type BinaryOp,
+  borrowTensor,
   type CompareOp,
   type DataId,
   type DType,
@@ -16,7 +17,6 @@ import {
   type ReduceDims,
   type ReduceOp,
   type Shape,
-  Tensor,
   type TensorInfo,
   type TensorsOf,
   type UnaryOp,
@@ -50,7 +50,7 @@ export class AutodiffBackend implements Backend {
   #tape: Tape | undefined;
   /** Storage released while the tape still needed it; freed when the tape closes. */
   readonly #deferred = new Set<DataId>();
-  readonly #ctx: RuleContext = { borrow: (info) => Tensor.borrow(this, info) };
+  readonly #ctx: RuleContext = { borrow: (info) => borrowTensor(this, info) };
 
   constructor(readonly inner: Backend) {
     this.name = inner.name;
@@ -137,8 +137,8 @@ export class AutodiffBackend implements Backend {
         output,
         () => (grad, needs) =>
           rule.backward({
-            inputs: inputs.map((info) => Tensor.borrow(this, info)) as unknown as TensorsOf<InputNames>,
-            output: Tensor.borrow(this, output),
+            inputs: inputs.map((info) => borrowTensor(this, info)) as unknown as TensorsOf<InputNames>,
+            output: borrowTensor(this, output),
             params,
             grad,
             needs,

@@ -1,5 +1,4 @@
 import type { DType, HostArray } from './dtype';
-import type { FusedKernels } from './ops/table';
 import type { BinaryOp, CompareOp, RandomKind, ReduceOp, UnaryOp } from './primitive-ops';
 import type { Shape } from './shape';
 
@@ -44,6 +43,16 @@ export interface MatmulSpec {
   readonly aBatchStride: number;
   readonly bBatchStride: number;
 }
+
+/**
+ * The kernel of every fused op, by op name: its tensor inputs as TensorInfo, then its parameters; it returns
+ * new storage (nothing for an in-place op). Declared empty here and filled in by the op table
+ * (`ops/table.ts`), one member per op, through declaration merging: the ops sit above this module (they use
+ * tensors, which use backends), so the table extends this interface rather than this module importing it.
+ * A backend supplies `Partial<FusedKernels>`; a missing kernel falls back to the op's composite.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: ops/table.ts adds one member per op by declaration merging.
+export interface FusedKernels {}
 
 /**
  * A compute backend: a short list of primitive kernels plus optional fused ones.

@@ -2,7 +2,8 @@ import type { Backend } from './backend';
 import type { DType, HostArray } from './dtype';
 import { getBackend } from './registry';
 import { assertValidShape, type Shape, showShape, sizeOf } from './shape';
-import { Tensor } from './tensor';
+import { tensorFromStorage } from './stored-tensor';
+import type { Tensor } from './tensor';
 
 /** Nested arrays of numbers, as written in code: [[1, 2], [3, 4]]. */
 export type NestedNumbers = number | readonly NestedNumbers[];
@@ -69,7 +70,7 @@ export function tensor(
     );
   }
   const dtype = options.dtype ?? (values instanceof Int32Array ? 'i32' : 'f32');
-  return Tensor.fromStorage(backend, backend.upload(hostValues(flat, dtype)), resolved, dtype);
+  return tensorFromStorage(backend, backend.upload(hostValues(flat, dtype)), resolved, dtype);
 }
 
 /** The values as the host array `upload` takes for `dtype`: f32 ones unrounded. */
@@ -83,7 +84,7 @@ export function full(shape: Shape, value: number, options: CreateOptions = {}): 
   assertValidShape('full', shape);
   const backend = options.backend ?? getBackend();
   const dtype = options.dtype ?? 'f32';
-  return Tensor.fromStorage(backend, backend.fill(sizeOf(shape), value, dtype), shape, dtype);
+  return tensorFromStorage(backend, backend.fill(sizeOf(shape), value, dtype), shape, dtype);
 }
 
 export const zeros = (shape: Shape, options: CreateOptions = {}) => full(shape, 0, options);
@@ -94,7 +95,7 @@ export function arange(size: number, start = 0, step = 1, options: CreateOptions
   assertValidShape('arange', [size]);
   const backend = options.backend ?? getBackend();
   const dtype = options.dtype ?? 'f32';
-  return Tensor.fromStorage(backend, backend.arange(size, start, step, dtype), [size], dtype);
+  return tensorFromStorage(backend, backend.arange(size, start, step, dtype), [size], dtype);
 }
 
 export interface RandomOptions {
@@ -106,18 +107,18 @@ export interface RandomOptions {
 export function rand(shape: Shape, options: RandomOptions): Tensor {
   assertValidShape('rand', shape);
   const backend = options.backend ?? getBackend();
-  return Tensor.fromStorage(backend, backend.random('uniform', sizeOf(shape), options.seed), shape, 'f32');
+  return tensorFromStorage(backend, backend.random('uniform', sizeOf(shape), options.seed), shape, 'f32');
 }
 
 /** Seeded standard normal values, identical (to float rounding) on every backend for the same seed. */
 export function randn(shape: Shape, options: RandomOptions): Tensor {
   assertValidShape('randn', shape);
   const backend = options.backend ?? getBackend();
-  return Tensor.fromStorage(backend, backend.random('normal', sizeOf(shape), options.seed), shape, 'f32');
+  return tensorFromStorage(backend, backend.random('normal', sizeOf(shape), options.seed), shape, 'f32');
 }
 
 /** Copies a tensor to another backend (reads it back, then uploads). */
 export async function toBackend(x: Tensor, backend: Backend): Promise<Tensor> {
   const values = await x.data();
-  return Tensor.fromStorage(backend, backend.upload(values), x.shape, x.dtype);
+  return tensorFromStorage(backend, backend.upload(values), x.shape, x.dtype);
 }

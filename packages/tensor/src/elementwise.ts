@@ -2,13 +2,13 @@ import { assertDType, assertSameDType, type DType } from './dtype';
 import { sameBackend } from './guards';
 import type { BinaryOp, CompareOp, UnaryOp } from './primitive-ops';
 import { broadcastShapes } from './shape';
-import { type Operand, Tensor } from './tensor';
+import type { Operand, Tensor } from './tensor';
 
 const intUnary: readonly UnaryOp[] = ['neg', 'abs'];
 
 export function unary(op: UnaryOp, x: Tensor): Tensor {
   assertDType(op, x.dtype, intUnary.includes(op) ? ['f32', 'i32'] : ['f32']);
-  return Tensor.fromStorage(x.backend, x.backend.unary(op, x.info(op)), x.shape, x.dtype);
+  return x.adopt(x.backend.unary(op, x.info(op)), x.shape, x.dtype);
 }
 
 /**
@@ -16,9 +16,9 @@ export function unary(op: UnaryOp, x: Tensor): Tensor {
  * one uploaded unrounded so that a float64 backend keeps it exactly.
  */
 function withOperand<T>(like: Tensor, b: Operand, fn: (t: Tensor) => T): T {
-  if (b instanceof Tensor) return fn(b);
+  if (typeof b !== 'number') return fn(b);
   const values = like.dtype === 'f32' ? Float64Array.of(b) : Int32Array.of(b);
-  const scalar = Tensor.fromStorage(like.backend, like.backend.upload(values), [], like.dtype);
+  const scalar = like.adopt(like.backend.upload(values), [], like.dtype);
   try {
     return fn(scalar);
   } finally {
@@ -32,12 +32,7 @@ export function binary(op: BinaryOp, a: Tensor, b: Operand): Tensor {
     assertSameDType(op, a.dtype, bt.dtype);
     if (op === 'pow') assertDType(op, a.dtype, ['f32']);
     const outShape = broadcastShapes(op, a.shape, bt.shape);
-    return Tensor.fromStorage(
-      backend,
-      backend.binary(op, a.info(op), bt.info(op), outShape),
-      outShape,
-      a.dtype,
-    );
+    return a.adopt(backend.binary(op, a.info(op), bt.info(op), outShape), outShape, a.dtype);
   });
 }
 
@@ -46,18 +41,13 @@ export function compare(op: CompareOp, a: Tensor, b: Operand): Tensor {
     const backend = sameBackend(op, a, bt);
     assertSameDType(op, a.dtype, bt.dtype);
     const outShape = broadcastShapes(op, a.shape, bt.shape);
-    return Tensor.fromStorage(
-      backend,
-      backend.compare(op, a.info(op), bt.info(op), outShape),
-      outShape,
-      'i32',
-    );
+    return a.adopt(backend.compare(op, a.info(op), bt.info(op), outShape), outShape, 'i32');
   });
 }
 
 /** Picks `a` where `cond` is nonzero and `b` elsewhere; all three broadcast together. */
 export function where(cond: Tensor, a: Operand, b: Operand): Tensor {
-  const like = a instanceof Tensor ? a : b instanceof Tensor ? b : undefined;
+  const like = typeof a !== 'number' ? a : typeof b !== 'number' ? b : undefined;
   if (!like) throw new Error('where: at least one of the two value operands must be a tensor');
   return withOperand(like, a, (at) =>
     withOperand(like, b, (bt) => {
@@ -65,7 +55,7 @@ export function where(cond: Tensor, a: Operand, b: Operand): Tensor {
       assertSameDType('where', at.dtype, bt.dtype);
       const outShape = broadcastShapes('where', cond.shape, at.shape, bt.shape);
       const id = backend.where(cond.info('where'), at.info('where'), bt.info('where'), outShape);
-      return Tensor.fromStorage(backend, id, outShape, at.dtype);
+      return at.adopt(id, outShape, at.dtype);
     }),
   );
 }
@@ -73,7 +63,7 @@ export function where(cond: Tensor, a: Operand, b: Operand): Tensor {
 /** Converts to another dtype; f32 to i32 truncates toward zero. */
 export function cast(x: Tensor, dtype: DType): Tensor {
   if (x.dtype === dtype) return x.view(x.shape);
-  return Tensor.fromStorage(x.backend, x.backend.cast(x.info('cast'), dtype), x.shape, dtype);
+  return x.adopt(x.backend.cast(x.info('cast'), dtype), x.shape, dtype);
 }
 
 export const neg = (x: Tensor) => unary('neg', x);

@@ -1,7 +1,7 @@
 import { assertDType } from './dtype';
 import { sameBackend } from './guards';
 import { showShape } from './shape';
-import { Tensor } from './tensor';
+import type { Tensor } from './tensor';
 
 /**
  * Embedding lookup: rows of table [rows, ...rest] picked by i32 `ids` of any shape;
@@ -13,7 +13,7 @@ export function gather(table: Tensor, ids: Tensor): Tensor {
   if (table.rank < 1) throw new Error('gather: the table must have at least one axis, got a scalar');
   const outShape = [...ids.shape, ...table.shape.slice(1)];
   const id = backend.gather(table.info('gather'), ids.info('gather'));
-  return Tensor.fromStorage(backend, id, outShape, table.dtype);
+  return table.adopt(id, outShape, table.dtype);
 }
 
 /**
@@ -32,5 +32,5 @@ export function scatterAdd(src: Tensor, ids: Tensor, numRows: number): Tensor {
   }
   const outShape = [numRows, ...src.shape.slice(ids.rank)];
   const id = backend.scatterAdd(src.info('scatterAdd'), ids.info('scatterAdd'), numRows);
-  return Tensor.fromStorage(backend, id, outShape, src.dtype);
+  return src.adopt(id, outShape, src.dtype);
 }

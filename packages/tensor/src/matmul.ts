@@ -2,14 +2,7 @@ import { assertSameDType } from './dtype';
 import { sameBackend } from './guards';
 import { broadcastTo } from './movement';
 import { broadcastShapes, shapesEqual, showShape, sizeOf } from './shape';
-import { Tensor } from './tensor';
-
-export interface MatmulOptions {
-  /** Use a's last two axes transposed: a is [..., k, m]. */
-  readonly transA?: boolean;
-  /** Use b's last two axes transposed: b is [..., n, k] (e.g. a weight stored [out, in]). */
-  readonly transB?: boolean;
-}
+import type { MatmulOptions, Tensor } from './tensor';
 
 /**
  * Batched matrix product over the last two axes; leading (batch) axes broadcast.
@@ -45,12 +38,7 @@ export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tenso
   // A shared right operand and untransposed left: fold a's batch into its rows, one big product.
   if (bBatch.length === 0 && !transA && aBatch.length > 0) {
     const spec = { batch: 1, m: sizeOf(aBatch) * m, n, k, transA, transB, aBatchStride: 0, bBatchStride: 0 };
-    return Tensor.fromStorage(
-      backend,
-      backend.matmul(a.info('matmul'), b.info('matmul'), spec),
-      outShape,
-      'f32',
-    );
+    return a.adopt(backend.matmul(a.info('matmul'), b.info('matmul'), spec), outShape, 'f32');
   }
   const batch = sizeOf(outBatch);
   const operand = (t: Tensor, tBatch: readonly number[]): { t: Tensor; stride: number } => {
@@ -70,5 +58,5 @@ export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tenso
   const id = backend.matmul(left.t.info('matmul'), right.t.info('matmul'), spec);
   if (left.t !== a) left.t.dispose();
   if (right.t !== b) right.t.dispose();
-  return Tensor.fromStorage(backend, id, outShape, 'f32');
+  return a.adopt(id, outShape, 'f32');
 }

@@ -9,7 +9,7 @@ import {
   showShape,
   sizeOf,
 } from './shape';
-import { Tensor } from './tensor';
+import type { Tensor } from './tensor';
 
 /** Same elements, new shape (one dimension may be -1); no copy. */
 export function reshape(x: Tensor, shape: readonly number[]): Tensor {
@@ -48,7 +48,7 @@ export function permute(x: Tensor, perm: readonly number[]): Tensor {
   }
   const outShape = normalized.map((p) => x.shape[p]);
   if (normalized.every((p, i) => p === i)) return x.view(outShape);
-  return Tensor.fromStorage(x.backend, x.backend.permute(x.info('permute'), normalized), outShape, x.dtype);
+  return x.adopt(x.backend.permute(x.info('permute'), normalized), outShape, x.dtype);
 }
 
 /** Swaps two axes (a copy). */
@@ -92,18 +92,13 @@ export function slice(x: Tensor, starts: readonly number[], sizes: readonly numb
     return s === -1 ? d - fullStarts[i] : s;
   });
   checkBox('slice', x.shape, fullStarts, fullSizes);
-  return Tensor.fromStorage(
-    x.backend,
-    x.backend.slice(x.info('slice'), fullStarts, fullSizes),
-    fullSizes,
-    x.dtype,
-  );
+  return x.adopt(x.backend.slice(x.info('slice'), fullStarts, fullSizes), fullSizes, x.dtype);
 }
 
 /** A copy of x with its own storage. */
 export function clone(x: Tensor): Tensor {
   const starts = x.shape.map(() => 0);
-  return Tensor.fromStorage(x.backend, x.backend.slice(x.info('clone'), starts, x.shape), x.shape, x.dtype);
+  return x.adopt(x.backend.slice(x.info('clone'), starts, x.shape), x.shape, x.dtype);
 }
 
 /** Writes src into dst in place, at `starts` (one per axis of dst; src has dst's rank). */
@@ -150,12 +145,7 @@ export function concat(tensors: readonly Tensor[], axis = 0): Tensor {
   }
   const outShape = [...first.shape];
   outShape[a] = tensors.reduce((n, t) => n + t.shape[a], 0);
-  const out = Tensor.fromStorage(
-    backend,
-    backend.fill(sizeOf(outShape), 0, first.dtype),
-    outShape,
-    first.dtype,
-  );
+  const out = first.adopt(backend.fill(sizeOf(outShape), 0, first.dtype), outShape, first.dtype);
   let offset = 0;
   for (const t of tensors) {
     const starts = outShape.map((_, i) => (i === a ? offset : 0));
@@ -171,10 +161,10 @@ export function broadcastTo(x: Tensor, shape: readonly number[]): Tensor {
   if (!shapesEqual(target, shape)) {
     throw new Error(`broadcastTo: ${showShape(x.shape)} cannot be broadcast to ${showShape(shape)}`);
   }
-  const zeros = Tensor.fromStorage(x.backend, x.backend.fill(sizeOf(shape), 0, x.dtype), shape, x.dtype);
+  const zeros = x.adopt(x.backend.fill(sizeOf(shape), 0, x.dtype), shape, x.dtype);
   const id = x.backend.binary('add', x.info('broadcastTo'), zeros.info('broadcastTo'), shape);
   zeros.dispose();
-  return Tensor.fromStorage(x.backend, id, shape, x.dtype);
+  return x.adopt(id, shape, x.dtype);
 }
 
 /** Inserts a size-1 axis at `axis`. */

@@ -4,7 +4,7 @@ import { mul } from './elementwise';
 import { permute } from './movement';
 import type { ReduceOp } from './primitive-ops';
 import { normalizeAxes, normalizeAxis, sizeOf } from './shape';
-import { Tensor } from './tensor';
+import type { Tensor } from './tensor';
 
 type Axes = number | readonly number[] | undefined;
 
@@ -55,7 +55,7 @@ function reduceWith(op: ReduceOp, x: Tensor, axes: Axes, keepDims: boolean): Ten
   const { input, dims } = reductionLayout(x, resolved);
   const id = x.backend.reduce(op, input.info(op), dims);
   if (input !== x) input.dispose();
-  return Tensor.fromStorage(x.backend, id, outShape, x.dtype);
+  return x.adopt(id, outShape, x.dtype);
 }
 
 /** Sum over `axes` (all axes when omitted). */
@@ -89,5 +89,5 @@ export function argmax(x: Tensor, axis = -1, keepDims = false): Tensor {
     inner: sizeOf(x.shape.slice(a + 1)),
   };
   const id = x.backend.argmax(x.info('argmax'), dims);
-  return Tensor.fromStorage(x.backend, id, outShapeOf(x, [a], keepDims), 'i32');
+  return x.adopt(id, outShapeOf(x, [a], keepDims), 'i32');
 }

@@ -1,5 +1,5 @@
 import type { Backend } from '../backend';
-import { Tensor } from '../tensor';
+import type { Tensor } from '../tensor';
 import type { AnyFusedOp, FusedOp, InfosOf, InPlaceOp, InputNames, KernelOf, TensorsOf } from './op';
 
 /**
@@ -31,12 +31,11 @@ export function runFused<N extends string, I extends InputNames, P extends reado
   params: P,
   path: FusedPath = 'auto',
 ): Tensor {
-  const backend = inputs[0].backend;
-  const kernel = path === 'composite' ? undefined : kernelOf(backend, op);
+  const kernel = path === 'composite' ? undefined : kernelOf(inputs[0].backend, op);
   if (kernel === undefined) return op.composite(...inputs, ...params);
   const infos = infosOf(op.name, inputs);
   const id = kernel(...infos, ...params);
-  return Tensor.fromStorage(backend, id, op.outputShape(infos, params), 'f32');
+  return inputs[0].adopt(id, op.outputShape(infos, params), 'f32');
 }
 
 /** Runs a fused op that updates its inputs in place: the backend's kernel or the composite. */
