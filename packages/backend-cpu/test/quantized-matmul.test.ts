@@ -1,142 +1,21 @@
-import {
-  QUANT_BLOCK,
-  QuantizedWeight,
-  type QuantType,
-  quantizedMatmul,
-  quantWordsPerBlock,
-  tensor,
-} from '@loom/tensor';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QuantizedWeight, quantizedMatmul, tensor } from '@loom/tensor';
+import { describe, expect, it } from 'vitest';
 import { CpuBackend } from '../src/backend';
-import type { CpuPrecision } from '../src/precision';
-import { wasmForTests } from './wasm-for-tests';
+import { wasmRuntime } from '../src/wasm/runtime';
+import { describeQuantizedMatmul } from './quantized-cases';
 
-type Mode = {
-  readonly name: string;
-  readonly wasm: boolean;
-  readonly threads: number;
-  readonly precision: CpuPrecision;
-};
-const MODES: readonly Mode[] = [
-  { name: 'wasm, 1 thread', wasm: true, threads: 1, precision: 'f32' },
-  { name: 'wasm, 2 threads', wasm: true, threads: 2, precision: 'f32' },
-  { name: 'javascript', wasm: false, threads: 1, precision: 'f32' },
-  { name: 'float64', wasm: true, threads: 1, precision: 'f64' },
-];
+const major = Number(process.versions.node.split('.')[0]);
+const relaxed = major >= 22;
 
-let seed = 777;
-function random(): number {
-  seed = (Math.imul(seed, 1664525) + 1013904223) | 0;
-  return ((seed >>> 8) / 2 ** 24) * 2 - 1;
-}
-
-/** Random block bytes and scales of a weight [out, in]. */
-function randomWeight(
-  type: QuantType,
-  out: number,
-  inner: number,
-): { scales: Float32Array; words: Int32Array } {
-  const blocks = inner / QUANT_BLOCK;
-  const scales = Float32Array.from({ length: out * blocks }, () => 0.01 * random());
-  const words = new Int32Array(out * blocks * quantWordsPerBlock(type));
-  const bytes = new Uint8Array(words.buffer);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(256 * (0.5 + 0.5 * random())) & 255;
-  return { scales, words };
-}
-
-/** The value of element i of row j, decoded from the bytes as GGUF lays them out (independent of the kernels). */
-function valueAt(
-  type: QuantType,
-  w: { scales: Float32Array; words: Int32Array },
-  inner: number,
-  j: number,
-  i: number,
-) {
-  const blocks = inner / QUANT_BLOCK;
-  const b = Math.floor(i / QUANT_BLOCK);
-  const within = i % QUANT_BLOCK;
-  const bytes = new Uint8Array(w.words.buffer);
-  const blockStart = (j * blocks + b) * quantWordsPerBlock(type) * 4;
-  let code: number;
-  if (type === 'q8_0') {
-    const u = bytes[blockStart + within];
-    code = u >= 128 ? u - 256 : u;
-  } else {
-    const u = bytes[blockStart + (within % 16)];
-    code = (within < 16 ? u % 16 : Math.floor(u / 16)) - 8;
-  }
-  return w.scales[j * blocks + b] * code;
-}
-
-const SHAPES: readonly [rows: number, out: number, inner: number][] = [
-  [1, 1, 32],
-  [1, 37, 256],
-  [6, 37, 96],
-  [9, 300, 64],
-  [1, 512, 288],
-];
-
-describe('quantizedMatmul on the CPU backend reads Q8_0 and Q4_0 blocks directly (x quantized to int8 in WebAssembly)', () => {
-  const backends = new Map<string, CpuBackend>();
-  beforeAll(async () => {
-    wasmForTests();
-    for (const mode of MODES) {
-      const backend = new CpuBackend({ wasm: mode.wasm, threads: mode.threads, precision: mode.precision });
-      await backend.threadsReady();
-      backends.set(mode.name, backend);
-    }
+describe('the quantized products on this engine', () => {
+  it(`run the ${relaxed ? 'relaxed SIMD byte dot products (Node 22+)' : 'plain SIMD i16 dot products (Node 20)'}`, () => {
+    expect(wasmRuntime()?.features.relaxedSimd).toBe(relaxed);
   });
-  afterAll(() => backends.clear());
+});
 
-  for (const mode of MODES) {
-    for (const type of ['q8_0', 'q4_0'] as const) {
-      for (const [rows, out, inner] of SHAPES) {
-        it(`${mode.name}, ${type}: [${rows}, ${inner}] x [${out}, ${inner}] matches a float64 decode of the bytes`, async () => {
-          const backend = backends.get(mode.name);
-          if (!backend) throw new Error(`no backend for ${mode.name}`);
-          const weight32 = randomWeight(type, out, inner);
-          const xs = Float32Array.from({ length: rows * inner }, () => random());
-          const blocks = inner / QUANT_BLOCK;
-          const weight = new QuantizedWeight(
-            type,
-            tensor(weight32.scales, [out, blocks], { backend }),
-            tensor(weight32.words, [out, blocks * quantWordsPerBlock(type)], { backend, dtype: 'i32' }),
-          );
-          const x = tensor(xs, [rows, inner], { backend });
-          const before = backend.liveCount();
-          const y = quantizedMatmul(x, weight);
-          expect(y.shape).toEqual([rows, out]);
-          expect(backend.liveCount()).toBe(before + 1);
-          const got = await y.data();
-          // The WebAssembly kernels quantize each 32-block of x to int8 (scale max|x| / 127), so each value of x
-          // may move by half a step: that bound on top of a few units of f32 rounding of the sum of |terms|.
-          const int8 = mode.wasm && mode.precision === 'f32';
-          for (let r = 0; r < rows; r++) {
-            for (let j = 0; j < out; j++) {
-              let want = 0;
-              let scale = 0;
-              let rounding = 0;
-              for (let b = 0; b < blocks; b++) {
-                const block = xs.subarray(r * inner + b * QUANT_BLOCK, r * inner + (b + 1) * QUANT_BLOCK);
-                const halfStep = Math.max(...block.map(Math.abs)) / 254;
-                for (let i = b * QUANT_BLOCK; i < (b + 1) * QUANT_BLOCK; i++) {
-                  const w = valueAt(type, weight32, inner, j, i);
-                  want += xs[r * inner + i] * w;
-                  scale += Math.abs(xs[r * inner + i] * w);
-                  rounding += halfStep * Math.abs(w);
-                }
-              }
-              const tol = 1e-6 * scale + 1e-7 + (int8 ? rounding * (1 + 1e-5) : 0);
-              expect(Math.abs(got[r * out + j] - want), `out[${r}, ${j}]`).toBeLessThanOrEqual(tol);
-            }
-          }
-          for (const t of [x, y]) t.dispose();
-          weight.dispose();
-        });
-      }
-    }
-  }
+describeQuantizedMatmul(relaxed ? 'relaxed SIMD byte dot products' : 'plain SIMD i16 dot products');
 
+describe('quantizedMatmul input checks', () => {
   it('rejects x whose last axis is not the weight input size, naming both', () => {
     const backend = new CpuBackend();
     const weight = new QuantizedWeight(

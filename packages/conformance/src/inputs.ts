@@ -2,6 +2,16 @@ import { type Backend, type InputSpec, normalAt, sizeOf, type Tensor, tensor, un
 
 export type { Distribution, InputSpec } from '@loom/tensor';
 
+/**
+ * uniformAt, with 48 random bits instead of 24 when `span` exceeds 2^24, so that ranges as wide as a whole i32 word
+ * (packed quantized codes) get every bit random; narrower ranges draw exactly the values they always did.
+ */
+function fineUniformAt(seed: number, i: number, span: number): number {
+  const coarse = uniformAt(seed, i);
+  if (span < 2 ** 24) return coarse;
+  return coarse + (uniformAt(seed ^ 0x5bd1e995, i) - 0.5) / 2 ** 24;
+}
+
 /** Seeded host values for an input; the same seed gives the same values everywhere. */
 export function hostValues(spec: InputSpec, seed: number): Float32Array | Int32Array {
   const n = sizeOf(spec.shape);
@@ -20,7 +30,8 @@ export function hostValues(spec: InputSpec, seed: number): Float32Array | Int32A
         out[i] = dist.low + (dist.high - dist.low) * uniformAt(seed, i);
         break;
       case 'ints':
-        out[i] = dist.low + Math.floor((dist.high - dist.low + 1) * uniformAt(seed, i));
+        out[i] =
+          dist.low + Math.floor((dist.high - dist.low + 1) * fineUniformAt(seed, i, dist.high - dist.low));
         break;
     }
   }

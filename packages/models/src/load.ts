@@ -43,7 +43,7 @@ function weightsInDirectory(dir: string): string | undefined {
  * or its model.safetensors), whose files are checked against their recorded sizes and hashes. Only regular files
  * are read; headers are checked against the file size before any tensor is read, tensors are read one at a time
  * by position (no whole-file buffer, no 2 GiB limit), validated against the config, and checked to be finite.
- * `options.weights: 'quantized'` keeps a GGUF file's Q8_0 / Q4_0 linear-layer blocks as well (see WeightsMode).
+ * `options.weights: 'quantized'` keeps a GGUF file's Q8_0 / Q4_0 / Q4_K linear-layer blocks as well (see WeightsMode).
  */
 export function loadModelFile(path: string, options: LoadOptions = {}): LoadedModel {
   if (!existsSync(path)) throw new Error(`${path}: no such file or directory`);

@@ -20,7 +20,7 @@ export interface LoadedModel {
   config: ModelConfig;
   /** Loom names and layouts, validated against `config`. */
   tensors: NamedTensor[];
-  /** A GGUF file's Q8_0 / Q4_0 linear-layer weights, kept quantized when loaded with `weights: 'quantized'`. */
+  /** A GGUF file's Q8_0 / Q4_0 / Q4_K linear-layer weights, kept quantized when loaded with `weights: 'quantized'`. */
   quantized?: NamedQuantizedTensor[];
   /** Loom tokenizer JSON text: a Loom checkpoint's tokenizer.json when it has one, or a GGUF file's vocabulary. */
   tokenizerJson?: string;

@@ -1,6 +1,6 @@
-import { Linear, type Module } from '@loom/nn';
-import { QUANT_BLOCK, QuantizedWeight, type QuantType, tensor } from '@loom/tensor';
-import { quantize } from './gguf/quantize';
+import { Linear, type Module, TransformerLM } from '@loom/nn';
+import { QUANT_BLOCK, QuantizedWeight, type QuantType, quantFormat, tensor } from '@loom/tensor';
+import { type QuantizedType, quantize } from './gguf/quantize';
 import { type NamedQuantizedTensor, repackGgufBlocks } from './gguf/quantized';
 
 /** Every Linear of `model` by the name of its weight parameter (`layers.0.attention.wq.weight`). */
@@ -15,8 +15,8 @@ function linearsByWeightName(model: Module): Map<string, Linear> {
 }
 
 /**
- * Hands each quantized weight to the Linear whose weight parameter has its name, uploaded to the model's backend;
- * `source` names the weights in errors.
+ * Hands each quantized weight to the Linear whose weight parameter has its name (a tied embedding's to the model's
+ * output projection), uploaded to the model's backend; `source` names the weights in errors.
  */
 export function useQuantizedWeights(
   model: Module,
@@ -27,18 +27,30 @@ export function useQuantizedWeights(
   const linears = linearsByWeightName(model);
   for (const q of quantized) {
     const linear = linears.get(q.name);
-    if (linear === undefined)
+    const tiedOutput = q.name === 'tok_embeddings.weight' && model instanceof TransformerLM;
+    if (linear === undefined && !tiedOutput)
       throw new Error(`${source}: quantized tensor ${q.name} is not a linear layer's weight`);
-    const [out, inner] = q.shape;
-    const scales = tensor(q.scales, [out, inner / QUANT_BLOCK], { backend: model.backend }); // [out, blocks]
+    const [out] = q.shape;
+    const scales = tensor(q.scales, [out, q.scales.length / out], { backend: model.backend }); // [out, blocks · perBlock]
     const quants = tensor(q.quants, [out, q.quants.length / out], { backend: model.backend, dtype: 'i32' }); // [out, words]
-    linear.useQuantized(new QuantizedWeight(q.type, scales, quants));
+    const weight = new QuantizedWeight(q.type, scales, quants);
+    if (linear) linear.useQuantized(weight);
+    else if (model instanceof TransformerLM) model.useQuantizedTiedOutput(weight); // the tied embedding's blocks
   }
 }
 
+/** GGUF's name of each type. */
+const GGUF_TYPE: Readonly<Record<QuantType, QuantizedType>> = {
+  q8_0: 'Q8_0',
+  q4_0: 'Q4_0',
+  q4_k: 'Q4_K',
+  q6_k: 'Q6_K',
+};
+
 /**
  * The weight of every Linear of `model` whose input size is a multiple of 32, quantized to `type` as llama.cpp's
- * reference quantizer writes the blocks, under its weight's name: for `useQuantizedWeights`.
+ * reference quantizer writes the blocks, under its weight's name: for `useQuantizedWeights`. A Q4_K layer whose input
+ * size is not a multiple of 256 falls back to Q4_0, as `loom quantize` does.
  */
 export async function quantizedLinearWeights(
   model: Module,
@@ -47,9 +59,10 @@ export async function quantizedLinearWeights(
   const quantized: NamedQuantizedTensor[] = [];
   for (const [name, linear] of linearsByWeightName(model)) {
     if (linear.inFeatures % QUANT_BLOCK !== 0) continue;
+    const own = linear.inFeatures % quantFormat(type).values === 0 ? type : 'q4_0';
     const values = await linear.weight.float32Data();
     const shape: [number, number] = [linear.outFeatures, linear.inFeatures];
-    quantized.push(repackGgufBlocks(name, type, shape, quantize(values, type === 'q8_0' ? 'Q8_0' : 'Q4_0')));
+    quantized.push(repackGgufBlocks(name, own, shape, quantize(values, GGUF_TYPE[own])));
   }
   return quantized;
 }

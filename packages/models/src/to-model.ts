@@ -1,4 +1,4 @@
-import { TransformerLM } from '@loom/nn';
+import { Linear, TransformerLM } from '@loom/nn';
 import type { ModelConfig } from './config';
 import type { NamedQuantizedTensor } from './gguf/quantized';
 import { useQuantizedWeights } from './quantize-model';
@@ -9,14 +9,18 @@ import { validateTensors } from './validate';
 export interface ModelWeights {
   readonly config: ModelConfig;
   readonly tensors: readonly NamedTensor[];
-  /** Linear-layer weights to keep quantized (a GGUF file loaded with `weights: 'quantized'`); their f32 forms are in `tensors` too. */
+  /**
+   * Linear-layer weights to keep quantized (a GGUF file loaded with `weights: 'quantized'`); their f32 forms are in
+   * `tensors` too, and are copied in and freed again, so the model holds only the blocks.
+   */
   readonly quantized?: readonly NamedQuantizedTensor[];
 }
 
 /**
  * Builds a `TransformerLM` on the current backend (`setBackend`) and copies the weights into it. The tensors are
  * validated against the config first, so a missing, extra or misshapen tensor is reported by name (`source` names
- * the weights in errors). Linear layers named in `quantized` read those blocks in their products. The model is
+ * the weights in errors). Linear layers named in `quantized` read those blocks in their products and keep no f32
+ * weight (their parameters are left disposed: such a model is for inference, not training or saving). The model is
  * switched to evaluation mode; dispose it when done.
  */
 export function transformerFromTensors(weights: ModelWeights, source = 'model'): TransformerLM {
@@ -26,6 +30,8 @@ export function transformerFromTensors(weights: ModelWeights, source = 'model'):
   try {
     model.loadStateDict(new Map(tensors.map((t) => [t.name, t])));
     useQuantizedWeights(model, weights.quantized ?? [], source);
+    // The quantized layers' products read their blocks: their f32 weights are not kept.
+    for (const m of model.modules()) if (m instanceof Linear && m.quantized !== undefined) m.releaseWeight();
   } catch (error) {
     model.dispose();
     throw error;
@@ -40,6 +46,11 @@ export function transformerFromTensors(weights: ModelWeights, source = 'model'):
 export async function tensorsFromTransformer(model: TransformerLM): Promise<NamedTensor[]> {
   const tensors: NamedTensor[] = [];
   for (const [name, param] of model.namedParameters()) {
+    if (param.isDisposed) {
+      throw new Error(
+        `tensorsFromTransformer: parameter ${name} holds no float32 values: its layer reads quantized blocks only (a model loaded with weights: 'quantized'); load it with weights: 'f32' to save it`,
+      );
+    }
     if (param.dtype !== 'f32') {
       throw new Error(
         `tensorsFromTransformer: parameter ${name} is ${param.dtype}; checkpoints hold float32 weights`,

@@ -1,4 +1,13 @@
-import { arange, matmul, scope, showShape, softmaxCrossEntropy, type Tensor } from '@loom/tensor';
+import {
+  arange,
+  matmul,
+  type QuantizedWeight,
+  quantizedMatmul,
+  scope,
+  showShape,
+  softmaxCrossEntropy,
+  type Tensor,
+} from '@loom/tensor';
 import { type ModelOptions, type TransformerConfig, validateConfig } from './config';
 import { SeedSequence } from './init';
 import type { ForwardContext } from './kv-store';
@@ -26,6 +35,8 @@ export class TransformerLM extends Module {
   readonly norm: RMSNorm | LayerNorm;
   readonly output: Linear | undefined;
   readonly #dropout: Dropout;
+  /** A quantized copy of the tied embedding [vocab, dim] the output projection reads when set; owned (see `useQuantizedTiedOutput`). */
+  #tiedOutput: QuantizedWeight | undefined = undefined;
 
   constructor(
     readonly config: TransformerConfig,
@@ -102,7 +113,30 @@ export class TransformerLM extends Module {
 
   /** Output scores for hidden states [..., dim] -> [..., vocab]. */
   project(h: Tensor): Tensor {
-    return this.output ? this.output.forward(h) : matmul(h, this.tokEmbeddings.weight, { transB: true });
+    if (this.output) return this.output.forward(h);
+    if (this.#tiedOutput) return quantizedMatmul(h, this.#tiedOutput);
+    return matmul(h, this.tokEmbeddings.weight, { transB: true });
+  }
+
+  /**
+   * Makes the tied output projection read `w`, a quantized form of the embedding [vocab, dim] (the lookups keep the f32
+   * embedding); the model takes ownership and frees it on dispose. Gradients then reach the hidden states only.
+   */
+  useQuantizedTiedOutput(w: QuantizedWeight): void {
+    const [vocab, dim] = w.shape;
+    if (this.output || vocab !== this.config.vocabSize || dim !== this.config.dim) {
+      throw new Error(
+        `TransformerLM.useQuantizedTiedOutput: expected a tied model and a weight [${this.config.vocabSize}, ${this.config.dim}], got ${this.output ? 'an untied model' : `[${vocab}, ${dim}]`}`,
+      );
+    }
+    this.#tiedOutput?.dispose();
+    this.#tiedOutput = w;
+  }
+
+  override dispose(): void {
+    this.#tiedOutput?.dispose();
+    this.#tiedOutput = undefined;
+    super.dispose();
   }
 
   /** tokens i32 [B, T] -> logits [B, T, vocab]. */

@@ -18,7 +18,7 @@ const SHAPES = {
 type ShapeName = keyof typeof SHAPES;
 
 /** How each model's linear layers hold their weights. */
-const FORMATS = ['f32', 'q8_0', 'q4_0'] as const;
+const FORMATS = ['f32', 'q8_0', 'q4_0', 'q4_k'] as const;
 type Format = (typeof FORMATS)[number];
 
 /** The shapes named by `--quantized` (a comma list of 15M, 110M; `none` for no rows). */
@@ -43,9 +43,9 @@ export interface QuantizedDecodeOptions {
 
 /**
  * Decode tokens/s of random models of each shape on the CPU backend, on each thread count, with the linear layers
- * in f32, Q8_0 and Q4_0 (quantized in process as llama.cpp's reference quantizer would): one model whose products
- * switch between the f32 weights and the blocks of each type, measured in turn every round (f32, Q8_0, Q4_0,
- * f32, ...), and the ratio of each quantized format to f32 (output projections untied, so quantized too). `restore` is set back as the current backend.
+ * in f32, Q8_0, Q4_0 and Q4_K (Q4_0 where a layer's input is not a multiple of 256; quantized in process as
+ * llama.cpp's reference quantizer would): one model whose products switch between the f32 weights and the blocks of
+ * each type, measured in turn every round (f32, Q8_0, Q4_0, Q4_K, f32, ...), and the ratio of each quantized format to f32 (output projections untied, so quantized too). `restore` is set back as the current backend.
  */
 export async function quantizedDecodeRows(options: QuantizedDecodeOptions, restore: Backend): Promise<Row[]> {
   const rows: Row[] = [];
@@ -59,8 +59,9 @@ export async function quantizedDecodeRows(options: QuantizedDecodeOptions, resto
       const blocks: Record<Exclude<Format, 'f32'>, NamedQuantizedTensor[]> = {
         q8_0: await quantizedLinearWeights(f32, 'q8_0'),
         q4_0: await quantizedLinearWeights(f32, 'q4_0'),
+        q4_k: await quantizedLinearWeights(f32, 'q4_k'), // layers whose input is not whole super-blocks: Q4_0
       };
-      const rates: Record<Format, number[]> = { f32: [], q8_0: [], q4_0: [] };
+      const rates: Record<Format, number[]> = { f32: [], q8_0: [], q4_0: [], q4_k: [] };
       const modelOf = (format: Format): TransformerLM => {
         if (format === 'f32') return f32;
         useQuantizedWeights(quantized, blocks[format], `${shape} ${format}`);
@@ -81,7 +82,7 @@ export async function quantizedDecodeRows(options: QuantizedDecodeOptions, resto
           value: median(rates[format]),
         });
       }
-      for (const format of ['q8_0', 'q4_0'] as const) {
+      for (const format of ['q8_0', 'q4_0', 'q4_k'] as const) {
         rows.push({
           model: name,
           measure: `${format} / f32 decode (x)`,

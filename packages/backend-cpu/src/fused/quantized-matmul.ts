@@ -1,11 +1,12 @@
 import { QUANT_BLOCK, type QuantType, quantWordsPerBlock } from '@loom/tensor';
-import type { FloatArray } from '../precision';
-import { CpuStorage } from '../storage';
+import type { CpuStorage } from '../storage';
 import { MAX_CHUNKS } from '../threads/control';
 import { forkJoin, PARALLEL_MIN_MICROS } from '../threads/fork-join';
 import { checkedArgs } from '../wasm/kernels';
-import { quantBlockBytes, X_BLOCK_BYTES } from '../wasm/quant-dot-kernel';
+import { activationForm, quantBlockBytes } from '../wasm/quant-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
+import { kQuantMatmulInto } from './k-quant-matmul';
+import { quantizeActivations } from './quantize-activations';
 
 /** The geometry of one product: x [rows, in] times a quantized W [out, in]. */
 export interface QuantizedProduct {
@@ -23,9 +24,10 @@ const CHUNKS_PER_THREAD = 4;
 /**
  * out [rows, out] = x [rows, in] · Wᵀ for a block-quantized W (scales [out, blocks] f32, quants [out, blocks · words]
  * i32; see QuantizedWeight), reading the blocks directly. In WebAssembly (every operand in the heap) x is first
- * quantized per 32-block to int8 as llama.cpp does, and the integer dot products are split across threads by output:
- * each value of x moves by at most half its block's step, max|x| / 254. That beat widening the blocks to f32 in
- * registers about 7 times on a [2048, 768] decode product (one noisy window). Else JavaScript, exact at the storages'
+ * quantized per 32-block to int8 as llama.cpp does, into a scratch block reused across calls, laid out for the
+ * module's kernels (relaxed SIMD byte dot products where the engine has them, else i16 dot products; see
+ * ActivationForm), and the integer dot products are split across threads by output: each value of x moves by at
+ * most half its block's step, max|x| / 254, and the integer sums are exact. Else JavaScript, exact at the storages'
  * precision.
  */
 export function quantizedMatmulInto(
@@ -36,6 +38,12 @@ export function quantizedMatmulInto(
   quants: CpuStorage,
   out: CpuStorage,
 ): void {
+  if (p.type === 'q4_k' || p.type === 'q6_k') {
+    // K-quant super-blocks have their own kernels; `blocks` counts 32-value groups, eight per super-block.
+    const product = { type: p.type, rows: p.rows, out: p.out, superBlocks: p.blocks / 8 };
+    kQuantMatmulInto(settings, product, x, scales, quants, out);
+    return;
+  }
   checkSizes(p, x, scales, quants, out);
   const runtime = kernelRuntime(settings);
   const addresses = [x.address, scales.address, quants.address, out.address];
@@ -43,57 +51,27 @@ export function quantizedMatmulInto(
     quantizedMatmulJs(p, x, scales, quants, out);
     return;
   }
-  const codes = new CpuStorage('i32', (p.rows * p.blocks * X_BLOCK_BYTES) / 4, false);
-  const xScales = new CpuStorage('f32', p.rows * p.blocks, false);
-  try {
-    const [ca, xsa] = [codes.address, xScales.address];
-    if (ca === undefined || xsa === undefined) {
-      quantizedMatmulJs(p, x, scales, quants, out);
-      return;
-    }
-    quantizeActivations(x.f32, p.rows * p.blocks, codes, xScales);
-    const [sa, qa, oa] = addresses.slice(1) as number[];
-    const kernel = p.type === 'q8_0' ? 'q8_0_dot' : 'q4_0_dot';
-    const blockBytes = quantBlockBytes(p.type);
-    const micros = (p.rows * p.out * p.blocks * QUANT_BLOCK) / MACS_PER_MICRO;
-    forkJoin(runtime, settings.threads, kernel, micros, (threads) => {
-      const wanted = threads === 1 || micros < PARALLEL_MIN_MICROS ? 1 : threads * CHUNKS_PER_THREAD;
-      const count = Math.min(MAX_CHUNKS, wanted, p.out);
-      const chunks: number[][] = [];
-      for (let t = 0; t < count; t++) {
-        const j0 = Math.floor((p.out * t) / count);
-        const j1 = Math.floor((p.out * (t + 1)) / count);
-        const weight = [sa + j0 * p.blocks * 4, qa + j0 * p.blocks * blockBytes, oa + j0 * 4, p.out * 4];
-        chunks.push(checkedArgs(kernel, [p.rows, j1 - j0, p.blocks, ca, xsa, ...weight]));
-      }
-      return chunks;
-    });
-  } finally {
-    codes.free();
-    xScales.free();
+  const x8 = quantizeActivations(x, p.rows * p.blocks, activationForm(p.type, runtime.features));
+  if (x8 === undefined) {
+    quantizedMatmulJs(p, x, scales, quants, out);
+    return;
   }
-}
-
-/**
- * Each 32-block of x as int8 codes (held widened to i16, as the kernel reads them) and a scale, as llama.cpp
- * quantizes activations for Q8_0 products: d = max|x| / 127, q = round(x / d) half away from zero.
- */
-function quantizeActivations(x: FloatArray, blocks: number, codes: CpuStorage, scales: CpuStorage): void {
-  const i32 = codes.i32;
-  const q = new Int16Array(i32.buffer, i32.byteOffset, i32.length * 2);
-  const d = scales.f32;
-  for (let b = 0; b < blocks; b++) {
-    const base = b * QUANT_BLOCK;
-    let amax = 0;
-    for (let i = 0; i < QUANT_BLOCK; i++) amax = Math.max(amax, Math.abs(x[base + i]));
-    const scale = Math.fround(amax / 127);
-    const inverse = scale === 0 ? 0 : 1 / scale;
-    d[b] = scale;
-    for (let i = 0; i < QUANT_BLOCK; i++) {
-      const v = x[base + i] * inverse;
-      q[base + i] = v < 0 ? -Math.floor(0.5 - v) : Math.floor(v + 0.5);
+  const [sa, qa, oa] = addresses.slice(1) as number[];
+  const kernel = p.type === 'q8_0' ? 'q8_0_dot' : 'q4_0_dot';
+  const blockBytes = quantBlockBytes(p.type);
+  const micros = (p.rows * p.out * p.blocks * QUANT_BLOCK) / MACS_PER_MICRO;
+  forkJoin(runtime, settings.threads, kernel, micros, (threads) => {
+    const wanted = threads === 1 || micros < PARALLEL_MIN_MICROS ? 1 : threads * CHUNKS_PER_THREAD;
+    const count = Math.min(MAX_CHUNKS, wanted, p.out);
+    const chunks: number[][] = [];
+    for (let t = 0; t < count; t++) {
+      const j0 = Math.floor((p.out * t) / count);
+      const j1 = Math.floor((p.out * (t + 1)) / count);
+      const weight = [sa + j0 * p.blocks * 4, qa + j0 * p.blocks * blockBytes, oa + j0 * 4, p.out * 4];
+      chunks.push(checkedArgs(kernel, [p.rows, j1 - j0, p.blocks, x8.codes, x8.scales, x8.bias, ...weight]));
     }
-  }
+    return chunks;
+  });
 }
 
 /** Throws unless the storages hold what `p` describes (the kernels trust these sizes). */

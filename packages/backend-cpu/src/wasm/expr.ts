@@ -81,10 +81,15 @@ export const BASELINE_FEATURES: KernelFeatures = { relaxedSimd: false };
 /** acc + a * b on f32x4: one relaxed multiply-add with relaxed SIMD, else a multiply and an add. */
 export function mulAdd(features: KernelFeatures, a: Operand, b: Operand, acc: Operand): Expr {
   if (!features.relaxedSimd) return simd('f32x4.add', acc, simd('f32x4.mul', a, b));
+  return relaxedSimd('f32x4.relaxed_madd', a, b, acc);
+}
+
+/** A relaxed SIMD instruction applied to its operands: only in modules built with `relaxedSimd`. */
+export function relaxedSimd(name: RelaxedSimdOp, ...operands: Operand[]): Expr {
   return expr((code) => {
-    for (const o of [a, b, acc]) emitOperand(code, o);
+    for (const o of operands) emitOperand(code, o);
     code.push(SIMD_PREFIX);
-    writeUnsigned(code, RelaxedSimdOp['f32x4.relaxed_madd']);
+    writeUnsigned(code, RelaxedSimdOp[name]);
   });
 }
 

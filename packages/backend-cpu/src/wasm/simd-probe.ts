@@ -1,10 +1,18 @@
-import { type KernelFeatures, mulAdd, v128Zero } from './expr';
+import { type KernelFeatures, mulAdd, relaxedSimd, v128Zero } from './expr';
 import { ModuleBuilder } from './module-builder';
 
-/** Validates the smallest module that stores one v128 computed with `features`. */
+/** Setting this environment variable to 0 builds the kernels without relaxed SIMD (Node), e.g. to compare the two. */
+export const RELAXED_SIMD_VARIABLE = 'LOOM_WASM_RELAXED_SIMD';
+
+/** Validates the smallest module that stores the v128 values computed with `features`. */
 function validates(features: KernelFeatures): boolean {
   const mod = new ModuleBuilder({ initialPages: 1, maximumPages: 1, shared: false });
-  mod.func('probe', [], (f) => f.storeV128(0, mulAdd(features, v128Zero, v128Zero, v128Zero)));
+  mod.func('probe', [], (f) => {
+    f.storeV128(0, mulAdd(features, v128Zero, v128Zero, v128Zero));
+    if (features.relaxedSimd) {
+      f.storeV128(0, relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', v128Zero, v128Zero, v128Zero));
+    }
+  });
   return WebAssembly.validate(mod.encode());
 }
 
@@ -17,7 +25,15 @@ export function engineHasSimd(): boolean {
   return validates({ relaxedSimd: false });
 }
 
-/** The optional instruction sets this engine validates (relaxed SIMD: Node 22+, current browsers). */
+/** Whether LOOM_WASM_RELAXED_SIMD=0 turns relaxed SIMD off (Node; a browser has no environment). */
+function relaxedSimdTurnedOff(): boolean {
+  return typeof process !== 'undefined' && process.env?.[RELAXED_SIMD_VARIABLE] === '0';
+}
+
+/**
+ * The optional instruction sets the kernels use: relaxed SIMD where the engine validates it (Node 22+, current
+ * browsers) unless LOOM_WASM_RELAXED_SIMD=0.
+ */
 export function engineFeatures(): KernelFeatures {
-  return { relaxedSimd: validates({ relaxedSimd: true }) };
+  return { relaxedSimd: !relaxedSimdTurnedOff() && validates({ relaxedSimd: true }) };
 }

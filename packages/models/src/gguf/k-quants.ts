@@ -47,6 +47,18 @@ function scaleMin(bytes: Uint8Array, at: number, j: number): [number, number] {
 }
 
 /**
+ * The eight 6-bit scales then the eight 6-bit mins of a Q4_K block's 12 packed bytes (at `at`) as one byte each, into
+ * `out` at `to`: the unpacked form Loom's in-memory Q4_K weights hold (see QuantizedWeight).
+ */
+export function unpackScaleMins(bytes: Uint8Array, at: number, out: Uint8Array, to: number): void {
+  for (let j = 0; j < 8; j++) {
+    const [scale, min] = scaleMin(bytes, at, j);
+    out[to + j] = scale;
+    out[to + 8 + j] = min;
+  }
+}
+
+/**
  * Levels 0..nmax and a scale and (non-positive) offset for n values, minimising the weighted squared error over a
  * sweep of trial scales (ggml's make_qkx2_quants with use_mad off). Writes the levels to `levels` at `at`.
  */

@@ -87,16 +87,23 @@ function checkNoOverlap(source: string, infos: readonly GgufTensorInfo[]): void 
 }
 
 /** The GGUF types whose linear-layer weights can stay quantized. */
-const KEPT_QUANTIZED: Readonly<Partial<Record<GgmlTypeName, QuantType>>> = { Q8_0: 'q8_0', Q4_0: 'q4_0' };
+const KEPT_QUANTIZED: Readonly<Partial<Record<GgmlTypeName, QuantType>>> = {
+  Q8_0: 'q8_0',
+  Q4_0: 'q4_0',
+  Q4_K: 'q4_k',
+  Q6_K: 'q6_k',
+};
 
 /**
  * One tensor's float32 values: its size checked by arithmetic against the file before anything is read. A linear
- * layer's Q8_0 / Q4_0 blocks are also pushed, repacked, onto `quantized` when it is given.
+ * layer's Q8_0 / Q4_0 / Q4_K / Q6_K blocks are also pushed, repacked, onto `quantized` when it is given (and the
+ * embedding's when `tied`: the output projection reads it).
  */
 function readTensor(
   file: ByteSource,
   info: GgufTensorInfo,
   name: string,
+  tied: boolean,
   quantized?: NamedQuantizedTensor[],
 ): NamedTensor {
   const type = GGML_TYPES.get(info.type);
@@ -123,7 +130,8 @@ function readTensor(
   // GGUF lists dims fastest-varying first; Loom's shapes are row-major, so [in, out] becomes [out, in].
   const shape = [...info.dims].reverse();
   const kept = KEPT_QUANTIZED[type.name];
-  if (quantized && kept && shape.length === 2 && isLinearWeight(name)) {
+  const product = isLinearWeight(name) || (tied && name === 'tok_embeddings.weight');
+  if (quantized && kept && shape.length === 2 && product) {
     quantized.push(repackGgufBlocks(name, kept, [shape[0], shape[1]], raw));
   }
   return { name, shape, data };
@@ -133,7 +141,8 @@ function readTensor(
  * Reads a GGUF file of a Llama-architecture model: config from its metadata, its SentencePiece (`llama`) or
  * byte-level BPE (`gpt2`) vocabulary (when it has one) as a Loom tokenizer JSON, and its tensors widened to float32 (F32, F16, BF16,
  * Q8_0, Q4_0; each tensor's own type, whatever the file type says). Every size is checked before it is read. With
- * `weights: 'quantized'` the Q8_0 / Q4_0 blocks of the linear layers are returned too, in `quantized`.
+ * `weights: 'quantized'` the Q8_0 / Q4_0 / Q4_K / Q6_K blocks of the linear layers (and of a tied embedding, for the
+ * output projection) are returned too, in `quantized`.
  */
 export function readGguf(
   file: ByteSource,
@@ -178,7 +187,7 @@ export function readGguf(
   const quantized = weightsModeOf(options) === 'quantized' ? [] : undefined;
   const tensors = validateTensors(
     config,
-    header.tensors.map((info) => readTensor(file, info, loomName(info.name) ?? info.name, quantized)),
+    header.tensors.map((info) => readTensor(file, info, loomName(info.name) ?? info.name, tied, quantized)),
     file.name,
   );
   const kept = quantized && quantized.length > 0 ? { quantized } : {};

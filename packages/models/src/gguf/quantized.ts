@@ -1,12 +1,12 @@
-import { QUANT_BLOCK, type QuantType, quantWordsPerBlock } from '@loom/tensor';
+import { type QuantType, quantFormat } from '@loom/tensor';
 import { f16ToF32 } from '../half';
+import { Q4_K_BYTES, Q6_K_BYTES, unpackScaleMins } from './k-quants';
 
 /**
  * How a quantized GGUF file's linear-layer weights are held after loading: `'f32'` widens every
- * weight to float32 (the only form training and LoRA use); `'quantized'` also keeps the Q8_0 and
- * Q4_0 blocks of each linear layer's weight, which `transformerFromTensors` hands to the layer so
- * its products read the blocks directly (`quantizedMatmul`). Other types (Q4_K, Q6_K, floats) are
- * widened either way.
+ * weight to float32 (the only form training and LoRA use); `'quantized'` also keeps the Q8_0, Q4_0,
+ * Q4_K and Q6_K blocks of each linear layer's weight, which `transformerFromTensors` hands to the layer so
+ * its products read the blocks directly (`quantizedMatmul`). Other types (floats) are widened either way.
  */
 export type WeightsMode = 'f32' | 'quantized';
 
@@ -29,14 +29,19 @@ export interface NamedQuantizedTensor {
   readonly type: QuantType;
   /** [out, in]. */
   readonly shape: readonly [number, number];
-  /** One scale per block, [out, in / 32]. */
+  /** The blocks' f32 scales, [out, blocks · scalesPerBlock] (one per block of 32; d, dmin per Q4_K super-block; d per Q6_K one). */
   readonly scales: Float32Array;
-  /** The blocks' codes packed little-endian into words, [out, in / 32 · wordsPerBlock]. */
+  /** The blocks' codes packed little-endian into words, [out, blocks · wordsPerBlock]. */
   readonly quants: Int32Array;
 }
 
-/** GGUF bytes per block (an f16 scale, then the codes). */
-const GGUF_BLOCK_BYTES: Readonly<Record<QuantType, number>> = { q8_0: 34, q4_0: 18 };
+/** GGUF's block of each type: its bytes, and where its f16 scales lie (first, but last in Q6_K). */
+const GGUF_BLOCKS: Readonly<Record<QuantType, { readonly bytes: number; readonly scalesAt: number }>> = {
+  q8_0: { bytes: 34, scalesAt: 0 },
+  q4_0: { bytes: 18, scalesAt: 0 },
+  q4_k: { bytes: Q4_K_BYTES, scalesAt: 0 },
+  q6_k: { bytes: Q6_K_BYTES, scalesAt: Q6_K_BYTES - 2 },
+};
 
 /** Loom names of the weights that are products (not embeddings or norms), the ones kept quantized. */
 export function isLinearWeight(name: string): boolean {
@@ -46,8 +51,11 @@ export function isLinearWeight(name: string): boolean {
 }
 
 /**
- * Splits GGUF Q8_0 / Q4_0 blocks of a weight [out, in] into f32 scales and word-packed codes (the
- * codes' bytes are copied unchanged). The byte count is checked against the shape first.
+ * Splits GGUF Q8_0 / Q4_0 / Q4_K / Q6_K blocks of a weight [out, in] into f32 scales and word-packed codes laid out
+ * as QuantizedWeight expects (Q8_0 / Q4_0: the codes' bytes unchanged; Q4_K: d and dmin widened, the 12 bytes of
+ * packed 6-bit scales and mins unpacked to 16, the nibbles unchanged; Q6_K: d widened, the 16 int8 scales moved
+ * ahead of the unchanged low nibbles and high bit pairs). The row length and byte count are checked against the
+ * shape first.
  */
 export function repackGgufBlocks(
   name: string,
@@ -56,26 +64,39 @@ export function repackGgufBlocks(
   bytes: Uint8Array,
 ): NamedQuantizedTensor {
   const [out, inner] = shape;
-  const blockBytes = GGUF_BLOCK_BYTES[type];
-  if (inner % QUANT_BLOCK !== 0) {
+  const format = quantFormat(type);
+  const { bytes: blockBytes, scalesAt } = GGUF_BLOCKS[type];
+  if (inner % format.values !== 0) {
     throw new Error(
-      `${name}: a ${type} row must be a multiple of ${QUANT_BLOCK} values, got [${out}, ${inner}]`,
+      `${name}: a ${type} row must be a multiple of ${format.values} values, got [${out}, ${inner}]; ` +
+        (format.values === 256 ? 'quantize it to q4_0 or q8_0 instead' : 'keep it in f32'),
     );
   }
-  const blocks = (out * inner) / QUANT_BLOCK;
+  const blocks = (out * inner) / format.values;
   if (bytes.length !== blocks * blockBytes) {
     throw new Error(
       `${name}: ${type} [${out}, ${inner}] needs ${blocks * blockBytes} bytes (${blocks} blocks of ${blockBytes}), got ${bytes.length}`,
     );
   }
-  const codeBytes = blockBytes - 2;
-  const bits = new Uint16Array(blocks);
-  const quants = new Int32Array(blocks * quantWordsPerBlock(type));
+  const bits = new Uint16Array(blocks * format.scales);
+  const quants = new Int32Array(blocks * format.words);
   const codes = new Uint8Array(quants.buffer);
+  const codeBytes = 4 * format.words;
   for (let b = 0; b < blocks; b++) {
     const at = b * blockBytes;
-    bits[b] = bytes[at] | (bytes[at + 1] << 8);
-    codes.set(bytes.subarray(at + 2, at + blockBytes), b * codeBytes);
+    for (let k = 0; k < format.scales; k++)
+      bits[b * format.scales + k] = bytes[at + scalesAt + 2 * k] | (bytes[at + scalesAt + 2 * k + 1] << 8);
+    const from = at + 2 * format.scales;
+    if (type === 'q6_k') {
+      const subScales = at + 192; // after 128 bytes of low nibbles and 64 of high bit pairs
+      codes.set(bytes.subarray(subScales, subScales + 16), b * codeBytes);
+      codes.set(bytes.subarray(at, subScales), b * codeBytes + 16);
+    } else if (type === 'q4_k') {
+      unpackScaleMins(bytes, from, codes, b * codeBytes);
+      codes.set(bytes.subarray(from + 12, at + blockBytes), b * codeBytes + 16);
+    } else {
+      codes.set(bytes.subarray(from, at + blockBytes), b * codeBytes);
+    }
   }
   return { name, type, shape: [out, inner], scales: f16ToF32(bits), quants };
 }

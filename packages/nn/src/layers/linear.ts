@@ -63,6 +63,20 @@ export class Linear extends Module {
     this.#quantized = w;
   }
 
+  /**
+   * Frees the f32 weight of a layer whose product reads its quantized copy (inference on a quantized checkpoint): the
+   * parameter keeps its name and shape but is disposed, so whatever would read its values (training, LoRA merges,
+   * saving) fails, naming the disposed tensor.
+   */
+  releaseWeight(): void {
+    if (this.#quantized === undefined) {
+      throw new Error(
+        `Linear.releaseWeight: the layer [${this.outFeatures}, ${this.inFeatures}] has no quantized weight to read instead; call useQuantized first`,
+      );
+    }
+    this.weight.dispose();
+  }
+
   /** x [..., in] -> [..., out]. */
   forward(x: Tensor): Tensor {
     const y = this.#quantized

@@ -1,0 +1,223 @@
+import { QUANT_BLOCK, quantFormat } from '@loom/tensor';
+import { CpuStorage } from '../storage';
+import { MAX_CHUNKS } from '../threads/control';
+import { forkJoin, PARALLEL_MIN_MICROS } from '../threads/fork-join';
+import { checkedArgs } from '../wasm/kernels';
+import { Q4K_BLOCK_BYTES } from '../wasm/q4k-dot-kernel';
+import { Q6K_BLOCK_BYTES, Q6K_X_ORDER } from '../wasm/q6k-dot-kernel';
+import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
+import { X_ORDER, X_SUPER_BLOCK_BYTES } from '../wasm/super-block-dot';
+
+/** The K-quant types, whose blocks are super-blocks of 256 values. */
+export type KQuantType = 'q4_k' | 'q6_k';
+
+/** A K-quant product: x [rows, in] times W [out, in] of `type`, in = 256 · superBlocks. */
+export interface KQuantProduct {
+  readonly type: KQuantType;
+  readonly rows: number;
+  readonly out: number;
+  readonly superBlocks: number;
+}
+
+/** Values per super-block. */
+const SUPER = 256;
+/** Single-thread speed used to decide on threads, in multiply-adds per microsecond (about the Q4_0 kernel's). */
+const MACS_PER_MICRO = 4_000;
+/** Chunks of outputs per thread, so a late worker does not hold everyone up. */
+const CHUNKS_PER_THREAD = 4;
+
+/**
+ * Writes the f64 values of super-block `block` (its codes at byte `base` of `bytes`, its f32 scales from `scale`
+ * of `scales`) into `row` at `at`.
+ */
+type DecodeBlock = (
+  bytes: Uint8Array,
+  base: number,
+  scales: ArrayLike<number>,
+  scale: number,
+  row: Float64Array,
+  at: number,
+) => void;
+
+/** Q4_K: value 32s + l is d · (s_s & 63) · nibble − dmin · (m_s & 63), the nibble in byte 32(s >> 1) + l of the codes. */
+const decodeQ4K: DecodeBlock = (bytes, base, scales, scale, row, at) => {
+  const [d, dmin] = [scales[scale], scales[scale + 1]];
+  for (let sub = 0; sub < 8; sub++) {
+    const step = d * (bytes[base + sub] & 63);
+    const min = dmin * (bytes[base + 8 + sub] & 63);
+    const nibbles = base + 16 + 32 * (sub >> 1);
+    const shift = 4 * (sub & 1);
+    for (let l = 0; l < QUANT_BLOCK; l++) {
+      row[at + sub * QUANT_BLOCK + l] = step * ((bytes[nibbles + l] >> shift) & 15) - min;
+    }
+  }
+};
+
+/** Q6_K: value v = 128h + 32k + l is d · s_(v / 16) · (q − 32), q's bits from low byte 64h + 32(k & 1) + l and high byte 32h + l. */
+const decodeQ6K: DecodeBlock = (bytes, base, scales, scale, row, at) => {
+  const d = scales[scale];
+  for (let v = 0; v < SUPER; v++) {
+    const [h, k, l] = [v >> 7, (v >> 5) & 3, v & 31];
+    const nibble = (bytes[base + 16 + 64 * h + 32 * (k & 1) + l] >> (4 * (k >> 1))) & 15;
+    const pair = (bytes[base + 144 + 32 * h + l] >> (2 * k)) & 3;
+    const s = (bytes[base + (v >> 4)] << 24) >> 24;
+    row[at + v] = d * s * (nibble + 16 * pair - 32);
+  }
+};
+
+/** Each K-quant type's kernel, bytes of codes per block, order of x within each 32 and portable decoder. */
+const KINDS = {
+  q4_k: { kernel: 'q4k_dot', blockBytes: Q4K_BLOCK_BYTES, xOrder: X_ORDER, decode: decodeQ4K },
+  q6_k: { kernel: 'q6k_dot', blockBytes: Q6K_BLOCK_BYTES, xOrder: Q6K_X_ORDER, decode: decodeQ6K },
+} as const satisfies Record<
+  KQuantType,
+  { kernel: string; blockBytes: number; xOrder: readonly number[]; decode: DecodeBlock }
+>;
+
+/**
+ * out [rows, out] = x [rows, in] · Wᵀ for a Q4_K or Q6_K W (scales [out, scalesPerBlock · superBlocks] f32; quants
+ * [out, words · superBlocks] i32; see QuantizedWeight), reading the blocks directly. In WebAssembly (every operand
+ * in the heap) x is first quantized to int8 per super-block of 256, as llama.cpp's Q8_K: each value of x moves by at
+ * most half its super-block's step, max|x| / 254; the integer dot products are split across threads by output.
+ * Else JavaScript, exact at the storages' precision.
+ */
+export function kQuantMatmulInto(
+  settings: CpuKernelSettings,
+  p: KQuantProduct,
+  x: CpuStorage,
+  scales: CpuStorage,
+  quants: CpuStorage,
+  out: CpuStorage,
+): void {
+  checkSizes(p, x, scales, quants, out);
+  const runtime = kernelRuntime(settings);
+  const addresses = [x.address, scales.address, quants.address, out.address];
+  if (!runtime || addresses.some((a) => a === undefined)) {
+    kQuantMatmulJs(p, x, scales, quants, out);
+    return;
+  }
+  const blocks = p.rows * p.superBlocks;
+  const codes = new CpuStorage('i32', (blocks * X_SUPER_BLOCK_BYTES) / 4, false);
+  const xScales = new CpuStorage('f32', blocks, false);
+  try {
+    const [ca, xsa] = [codes.address, xScales.address];
+    if (ca === undefined || xsa === undefined) {
+      kQuantMatmulJs(p, x, scales, quants, out);
+      return;
+    }
+    quantizeSuperBlocks(x, blocks, KINDS[p.type].xOrder, codes, xScales);
+    const [sa, qa, oa] = addresses.slice(1) as number[];
+    const { kernel, blockBytes } = KINDS[p.type];
+    const scaleBytes = 4 * quantFormat(p.type).scales;
+    const micros = (p.rows * p.out * p.superBlocks * SUPER) / MACS_PER_MICRO;
+    forkJoin(runtime, settings.threads, kernel, micros, (threads) => {
+      const wanted = threads === 1 || micros < PARALLEL_MIN_MICROS ? 1 : threads * CHUNKS_PER_THREAD;
+      const count = Math.min(MAX_CHUNKS, wanted, p.out);
+      const chunks: number[][] = [];
+      for (let t = 0; t < count; t++) {
+        const j0 = Math.floor((p.out * t) / count);
+        const j1 = Math.floor((p.out * (t + 1)) / count);
+        const weight = [
+          sa + j0 * p.superBlocks * scaleBytes,
+          qa + j0 * p.superBlocks * blockBytes,
+          oa + j0 * 4,
+        ];
+        chunks.push(checkedArgs(kernel, [p.rows, j1 - j0, p.superBlocks, ca, xsa, ...weight, p.out * 4]));
+      }
+      return chunks;
+    });
+  } finally {
+    codes.free();
+    xScales.free();
+  }
+}
+
+/**
+ * Each super-block of 256 values of x as int8 codes (held widened to i16, each group of 32 in `order`, as the
+ * type's kernel reads them), then the sum of the codes of each of its eight groups (i16), and a scale, as llama.cpp's Q8_K:
+ * d = max|x| / 127, q = round(x / d) half away from zero.
+ */
+function quantizeSuperBlocks(
+  x: CpuStorage,
+  blocks: number,
+  order: readonly number[],
+  codes: CpuStorage,
+  scales: CpuStorage,
+): void {
+  // Views taken after the scratch storages are allocated, which may have grown the heap.
+  const xv = x.f32;
+  const words = codes.i32;
+  const q = new Int16Array(words.buffer, words.byteOffset, words.length * 2);
+  const d = scales.f32;
+  const stride = X_SUPER_BLOCK_BYTES / 2;
+  for (let b = 0; b < blocks; b++) {
+    const from = b * SUPER;
+    let amax = 0;
+    for (let i = 0; i < SUPER; i++) amax = Math.max(amax, Math.abs(xv[from + i]));
+    const scale = Math.fround(amax / 127);
+    const inverse = scale === 0 ? 0 : 1 / scale;
+    d[b] = scale;
+    const at = b * stride;
+    for (let s = 0; s < SUPER / QUANT_BLOCK; s++) {
+      let total = 0;
+      for (let k = 0; k < QUANT_BLOCK; k++) {
+        const v = xv[from + s * QUANT_BLOCK + order[k]] * inverse;
+        const code = v < 0 ? -Math.floor(0.5 - v) : Math.floor(v + 0.5);
+        q[at + s * QUANT_BLOCK + k] = code;
+        total += code;
+      }
+      q[at + SUPER + s] = total;
+    }
+  }
+}
+
+/** Throws unless the storages hold what `p` describes (the kernels trust these sizes). */
+function checkSizes(p: KQuantProduct, x: CpuStorage, s: CpuStorage, q: CpuStorage, out: CpuStorage): void {
+  const inner = p.superBlocks * SUPER;
+  const format = quantFormat(p.type);
+  const need = [
+    ['x', x, p.rows * inner],
+    ['scales', s, p.out * p.superBlocks * format.scales],
+    ['quants', q, p.out * p.superBlocks * format.words],
+    ['out', out, p.rows * p.out],
+  ] as const;
+  for (const [name, storage, elements] of need) {
+    if (storage.length !== elements) {
+      throw new Error(
+        `quantizedMatmul: ${name} holds ${storage.length} values, but [${p.rows}, ${inner}] x ${p.type} ` +
+          `[${p.out}, ${inner}] needs ${elements}`,
+      );
+    }
+  }
+}
+
+/** The portable kernel: each row of W decoded once into f64 values, then dotted with every row of x. */
+function kQuantMatmulJs(
+  p: KQuantProduct,
+  x: CpuStorage,
+  s: CpuStorage,
+  q: CpuStorage,
+  out: CpuStorage,
+): void {
+  const inner = p.superBlocks * SUPER;
+  const { blockBytes, decode } = KINDS[p.type];
+  const perBlock = quantFormat(p.type).scales;
+  const xv = x.f32;
+  const sv = s.f32;
+  const words = q.i32;
+  const bytes = new Uint8Array(words.buffer, words.byteOffset, words.length * 4);
+  const ov = out.f32;
+  const row = new Float64Array(inner);
+  for (let j = 0; j < p.out; j++) {
+    for (let b = 0; b < p.superBlocks; b++) {
+      const block = j * p.superBlocks + b;
+      decode(bytes, block * blockBytes, sv, perBlock * block, row, b * SUPER);
+    }
+    for (let r = 0; r < p.rows; r++) {
+      let sum = 0;
+      const xo = r * inner;
+      for (let i = 0; i < inner; i++) sum += xv[xo + i] * row[i];
+      ov[r * p.out + j] = sum;
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import { type Expr, type Local, load, mulAdd, type Operand, scalar, simd, simdLoad, v128Zero } from './expr';
+import { ValType } from './opcodes';
+import { byteShuffle, OUTPUT_TILE, superBlockDotKernel } from './super-block-dot';
+
+const V = ValType.v128;
+
+/**
+ * Bytes of a Q6_K super-block's codes (see QuantizedWeight): 16 int8 scales, 128 bytes of low nibbles, 64 bytes of
+ * high bit pairs.
+ */
+export const Q6K_BLOCK_BYTES = 208;
+/** Where the low nibbles and the high bit pairs start within a block. */
+const LOW_BYTES = 16;
+const HIGH_BYTES = 144;
+
+/** The order of x's values within each group of 32 that the kernel reads: their own. */
+export const Q6K_X_ORDER: readonly number[] = Array.from({ length: 32 }, (_, i) => i);
+
+/**
+ * `v` shifted left by `by` bits (right for a negative `by`) in 16-bit lanes, which x86 shifts natively (byte shifts
+ * take several instructions): bits crossing into the other byte of a lane lie outside the masks the callers apply.
+ */
+function shift(v: Operand, by: number): Operand {
+  if (by === 0) return v;
+  return by > 0 ? simd('i16x8.shl', v, by) : simd('i16x8.shr_u', v, -by);
+}
+
+/**
+ * The 6-bit codes minus 32, as i8x16, of 16 consecutive values of group k (values 32k + l of a half): the low nibble
+ * from `low` (bits 0-3 of each byte for k < 2, bits 4-7 else), the high pair from bits 2k, 2k + 1 of `high`.
+ */
+function codes(low: Local, high: Local, k: number, masks: Masks): Expr {
+  const nibble = simd('v128.and', shift(low, k < 2 ? 0 : -4), masks.low);
+  const pair = simd('v128.and', shift(high, 4 - 2 * k), masks.high);
+  return simd('i8x16.sub', simd('v128.or', nibble, pair), masks.offset);
+}
+
+/** The i8x16 constants `codes` reads: 15 (a nibble), 48 (a high pair at bits 4-5) and the offset 32. */
+interface Masks {
+  readonly low: Local;
+  readonly high: Local;
+  readonly offset: Local;
+}
+
+/**
+ * `q6k_dot`: out[r, j] = sum_b dx[r, b] · d[j, b] · sum_s s[j, b, s] · (qx · (q − 32))[s] for x quantized per
+ * super-block of 256 to int8 codes qx (held widened to i16 in their own order, Q6K_X_ORDER), as llama.cpp's Q8_K,
+ * against Q6_K blocks read directly (see QuantizedWeight): each sub-block of 16 values comes out of 16 low bytes and
+ * 16 high bytes by 16-bit shifts and byte masks, widened to i16; its integer dot product runs in i32x4.dot_i16x8_s, the
+ * two of a group are narrowed to i16 (each lane at most 4 · 32 · 127 in size: exact) and scaled by their int8 scales
+ * in one more, and the super-block is scaled once in f32 (the loops and parameters: superBlockDotKernel; scales
+ * holds d per super-block).
+ */
+export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
+  blockBytes: Q6K_BLOCK_BYTES,
+  scaleBytes: 4,
+  prepare(f, features) {
+    // Few v128 locals (x is read from memory, the scales from their bytes): more than x86's 16 registers spill.
+    const isum = f.locals(V, OUTPUT_TILE);
+    const scaleBytes = f.locals(V, OUTPUT_TILE);
+    const [low, high, code, half0, lowMask, highMask, offset] = f.locals(V, 7);
+    const masks = { low: lowMask, high: highMask, offset };
+    f.set(lowMask, simd('i8x16.splat', 15));
+    f.set(highMask, simd('i8x16.splat', 48));
+    f.set(offset, simd('i8x16.splat', 32));
+    return ({ outputs, rows, scales, acc, xp, dx }) => {
+      for (let t = 0; t < outputs; t++) {
+        f.set(isum[t], v128Zero);
+        f.set(scaleBytes[t], simdLoad('v128.load', rows[t])); // s_0..s_15
+      }
+      for (let g = 0; g < 8; g++) {
+        const [h, k] = [g >> 2, g & 3];
+        for (let t = 0; t < outputs; t++) {
+          const dots: Expr[] = [];
+          for (let part = 0; part < 2; part++) {
+            f.set(low, simdLoad('v128.load', rows[t], LOW_BYTES + 64 * h + 32 * (k & 1) + 16 * part));
+            f.set(high, simdLoad('v128.load', rows[t], HIGH_BYTES + 32 * h + 16 * part));
+            f.set(code, codes(low, high, k, masks));
+            const x = (q: number) => simdLoad('v128.load', xp, 64 * g + 32 * part + 16 * q);
+            const first = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_low_i8x16_s', code), x(0));
+            const second = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_high_i8x16_s', code), x(1));
+            dots.push(simd('i32x4.add', first, second));
+            if (part === 0) f.set(half0, dots[0]);
+          }
+          // Sub-blocks j = 8h + 2k and j + 1: scale bytes j and j + 1, four times each, widened to i16.
+          const j = 8 * h + 2 * k;
+          const lanes = Array.from({ length: 16 }, (_, i) => (i < 4 ? j : i < 8 ? j + 1 : 0));
+          const pairScales = simd(
+            'i16x8.extend_low_i8x16_s',
+            byteShuffle(scaleBytes[t], scaleBytes[t], lanes),
+          );
+          const pair = simd('i16x8.narrow_i32x4_s', half0, dots[1]);
+          f.set(isum[t], simd('i32x4.add', isum[t], simd('i32x4.dot_i16x8_s', pair, pairScales)));
+        }
+      }
+      for (let t = 0; t < outputs; t++) {
+        const d = simd('f32x4.splat', scalar.fmul(load('f32.load', scales[t]), dx));
+        f.set(acc[t], mulAdd(features, simd('f32x4.convert_i32x4_s', isum[t]), d, acc[t]));
+      }
+    };
+  },
+});

@@ -1,0 +1,146 @@
+import {
+  type Expr,
+  emitOperand,
+  type KernelFeatures,
+  type Local,
+  lane,
+  load,
+  type Operand,
+  op,
+  scalar,
+  v128Zero,
+} from './expr';
+import type { FunctionBuilder } from './function-builder';
+import { i32, kernel } from './kernel-spec';
+import { writeUnsigned } from './leb128';
+import { SIMD_I8X16_SHUFFLE, SIMD_PREFIX, ValType } from './opcodes';
+
+const { add, mul, fadd } = scalar;
+
+/**
+ * Bytes of one super-block of x as the K-quant kernels' quantizer writes it: its 256 int8 codes widened to i16, each
+ * group of 32 in its kernel's order (X_ORDER for Q4_K), then the eight sums of the codes of each group, as i16 (for Q4_K's mins).
+ */
+export const X_SUPER_BLOCK_BYTES = 528;
+
+/**
+ * Which of a group's 32 values each i16 lane of x's four vectors holds: lane k of a 16-bit view of 16 code bytes
+ * holds bytes 2k and 2k + 1, so one shift and mask gives the even values (0, 2, .., 14 of those 16) and another the odd.
+ */
+export const X_ORDER: readonly number[] = [0, 1, 16, 17].flatMap((start) =>
+  Array.from({ length: 8 }, (_, k) => start + 2 * k),
+);
+
+/** Byte offset of the group sums within a super-block of x. */
+export const X_SUMS = 512;
+
+/**
+ * Outputs that share each group of x loaded (one, two and four measured alike in CPU time for Q4_K, one noisy
+ * window); the remaining outputs run one at a time.
+ */
+export const OUTPUT_TILE = 2;
+
+/** i8x16.shuffle of `a` (bytes 0-15) and `b` (bytes 16-31): byte i of the result is byte `bytes[i]` of the pair. */
+export function byteShuffle(a: Operand, b: Operand, bytes: readonly number[]): Expr {
+  return {
+    kind: 'expr',
+    emit: (code) => {
+      emitOperand(code, a);
+      emitOperand(code, b);
+      code.push(SIMD_PREFIX);
+      writeUnsigned(code, SIMD_I8X16_SHUFFLE);
+      for (const byte of bytes) code.push(byte);
+    },
+  };
+}
+
+/** What one super-block's terms of `outputs` outputs read and add into. */
+export interface SuperBlockStep {
+  readonly outputs: number;
+  /** Byte address of each output's block of codes. */
+  readonly rows: readonly Local[];
+  /** Byte address of each output's block scales (f32). */
+  readonly scales: readonly Local[];
+  /** Each output's f32x4 accumulator. */
+  readonly acc: readonly Local[];
+  /** Byte address of x's super-block (X_SUPER_BLOCK_BYTES) and its scale (f32). */
+  readonly xp: Local;
+  readonly dx: Local;
+}
+
+/** A K-quant dot kernel's own part: the bytes of its blocks and scales, and the code of one super-block. */
+export interface SuperBlockFormat {
+  /** Bytes of one block's codes in `codes`. */
+  readonly blockBytes: number;
+  /** Bytes of one block's f32 scales in `scales`. */
+  readonly scaleBytes: number;
+  /**
+   * Declares the locals it needs (and sets any constants) once, returning the emitter of one super-block's terms
+   * into `acc`.
+   */
+  prepare(f: FunctionBuilder, features: KernelFeatures): (step: SuperBlockStep) => void;
+}
+
+/**
+ * A kernel `name`(m, n, blocks, xCodes, xScales, scales, codes, out, oStep): out[r, j] for the m rows of x (quantized
+ * per super-block of 256, rows blocks · X_SUPER_BLOCK_BYTES bytes apart, their scales blocks · 4) against the n
+ * weight rows of `blocks` super-blocks each (see SuperBlockFormat). Outputs go OUTPUT_TILE at a time (then one at a
+ * time), sharing each super-block of x loaded, for every row of x in turn; each accumulator's lanes are summed once
+ * at the end. Pointers and `oStep` (out's row stride) are in bytes.
+ */
+export function superBlockDotKernel<const Name extends string>(name: Name, format: SuperBlockFormat) {
+  return kernel({
+    name,
+    params: i32('m', 'n', 'blocks', 'xCodes', 'xScales', 'scales', 'codes', 'out', 'oStep'),
+    emit(f, { m, n, blocks, xCodes, xScales, scales, codes, out, oStep }, { features }) {
+      const [j0, r, b, wStep, sStep, xp, xs, tileEnd] = f.locals(ValType.i32, 8);
+      const rows = f.locals(ValType.i32, OUTPUT_TILE);
+      const sps = f.locals(ValType.i32, OUTPUT_TILE);
+      const acc = f.locals(ValType.v128, OUTPUT_TILE);
+      const [dx, sum] = f.locals(ValType.f32, 2);
+      const block = format.prepare(f, features);
+      f.set(wStep, mul(blocks, format.blockBytes));
+      f.set(sStep, mul(blocks, format.scaleBytes));
+      f.set(tileEnd, mul(op('i32.div_u', n, OUTPUT_TILE), OUTPUT_TILE));
+
+      /** Outputs j0 .. j0 + outputs against row r of x. */
+      const outputsAgainstRow = (outputs: number) => {
+        for (let t = 0; t < outputs; t++) {
+          f.set(acc[t], v128Zero);
+          f.set(rows[t], add(codes, mul(add(j0, t), wStep)));
+          f.set(sps[t], add(scales, mul(add(j0, t), sStep)));
+        }
+        f.set(xp, add(xCodes, mul(r, mul(blocks, X_SUPER_BLOCK_BYTES))));
+        f.set(xs, add(xScales, mul(r, mul(blocks, 4))));
+        f.for(b, 0, blocks, 1, () => {
+          f.set(dx, load('f32.load', xs));
+          block({ outputs, rows, scales: sps, acc, xp, dx });
+          for (let t = 0; t < outputs; t++) {
+            f.set(rows[t], add(rows[t], format.blockBytes));
+            f.set(sps[t], add(sps[t], format.scaleBytes));
+          }
+          f.set(xp, add(xp, X_SUPER_BLOCK_BYTES));
+          f.set(xs, add(xs, 4));
+        });
+        for (let t = 0; t < outputs; t++) {
+          const v = acc[t];
+          f.set(
+            sum,
+            fadd(
+              fadd(lane('f32x4.extract_lane', v, 0), lane('f32x4.extract_lane', v, 1)),
+              fadd(lane('f32x4.extract_lane', v, 2), lane('f32x4.extract_lane', v, 3)),
+            ),
+          );
+          f.store('f32.store', add(out, add(mul(r, oStep), mul(add(j0, t), 4))), sum);
+        }
+      };
+
+      f.for(j0, 0, tileEnd, OUTPUT_TILE, () => {
+        f.for(r, 0, m, 1, () => outputsAgainstRow(OUTPUT_TILE));
+      });
+      f.for(j0, tileEnd, n, 1, () => {
+        f.for(r, 0, m, 1, () => outputsAgainstRow(1));
+      });
+    },
+  });
+}
