@@ -29,6 +29,11 @@ export function matmulInto(
     matmulJs(spec, a.f32, b.f32, out.f32);
     return;
   }
+  if (settings.threads === 1 && batch === 1 && m === 1 && spec.transB) {
+    // The decode step's product with a weight stored [out, in], on this thread: no plan to build.
+    runtime.kernels.gemv_t(1, 0, 0, 0, n, k, addressA, addressB, addressOut, runtime.work.offset);
+    return;
+  }
   const plan = planMatmul(spec, { a: addressA, b: addressB, out: addressOut });
   forkJoin(runtime, settings.threads, plan.kernel, plan.micros, (threads) => chunkPlan(plan, threads));
 }

@@ -1,6 +1,6 @@
 import { type AttentionSpec, type Shape, visibleKeys } from '@loom/tensor';
 import { CpuStorage } from '../storage';
-import { forkJoin } from '../threads/fork-join';
+import { forkJoin, PARALLEL_MIN_MICROS } from '../threads/fork-join';
 import { checkedArgs } from '../wasm/kernels';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 
@@ -12,6 +12,17 @@ import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 const FLOPS_PER_MICRO = 15_000;
 /** Head ranges per thread when split. */
 const CHUNKS_PER_THREAD = 2;
+
+/** The kernel's scores area [H, keys], kept between calls and grown on demand (one decode step after another). */
+let scratch: CpuStorage | undefined;
+
+/** A scores area of at least `length` values in the heap, or undefined when the heap is full. */
+function scoresArea(length: number): CpuStorage | undefined {
+  if (scratch && scratch.length >= length && scratch.address !== undefined) return scratch;
+  scratch?.free();
+  scratch = new CpuStorage('f32', Math.max(length, 2 * (scratch?.length ?? 0)), false);
+  return scratch;
+}
 
 /**
  * Attention of one query per batch row (q [B, 1, H, hd], k and v [B, S, Hkv, hd]) by the
@@ -39,47 +50,70 @@ export function decodeAttentionInto(
   const [qAddress, kAddress, vAddress, outAddress] = addresses as number[];
   const group = h / hkv;
   const kvRowBytes = hkv * hd * 4;
-  const ranges = Array.from({ length: b }, (_, row) => visibleKeys(spec, row, 0, s));
-  const longest = Math.max(0, ...ranges.map(({ start, end }) => end - start));
-  // Scores of one batch row: [H, count].
-  const scores = new CpuStorage('f32', h * longest, false);
-  try {
-    const scoresAddress = scores.address;
-    if (scoresAddress === undefined) return false;
-    for (let row = 0; row < b; row++) {
-      const { start, end } = ranges[row];
-      const count = end - start;
-      const rowBytes = row * h * hd * 4;
-      if (count <= 0) {
-        out.f32.fill(0, row * h * hd, (row + 1) * h * hd);
-        continue;
-      }
-      const kvFirst = row * s * kvRowBytes + start * kvRowBytes;
-      const argsFor = (h0: number, h1: number) =>
-        checkedArgs('attend_one_f32', [
-          qAddress + rowBytes,
-          kAddress + kvFirst,
-          vAddress + kvFirst,
-          outAddress + rowBytes,
-          scoresAddress,
-          h0,
-          h1,
-          group,
-          count,
-          hd,
-          kvRowBytes,
-          spec.scale,
-        ]);
-      const micros = (4 * h * count * hd) / FLOPS_PER_MICRO;
-      forkJoin(runtime, settings.threads, 'attend_one_f32', micros, (threads) => {
-        const pieces = Math.min(h, threads === 1 ? 1 : threads * CHUNKS_PER_THREAD);
-        return Array.from({ length: pieces }, (_, i) =>
-          argsFor(Math.floor((h * i) / pieces), Math.floor((h * (i + 1)) / pieces)),
-        );
-      });
-    }
-    return true;
-  } finally {
-    scores.free();
+  let longest = 0;
+  for (let row = 0; row < b; row++) {
+    const { start, end } = visibleKeys(spec, row, 0, s);
+    longest = Math.max(longest, end - start);
   }
+  // Scores of one batch row: [H, count].
+  const scoresAddress = scoresArea(Math.max(1, h * longest))?.address;
+  if (scoresAddress === undefined) return false;
+  for (let row = 0; row < b; row++) {
+    const { start, end } = visibleKeys(spec, row, 0, s);
+    const count = end - start;
+    const rowBytes = row * h * hd * 4;
+    if (count <= 0) {
+      out.f32.fill(0, row * h * hd, (row + 1) * h * hd);
+      continue;
+    }
+    const kvFirst = row * s * kvRowBytes + start * kvRowBytes;
+    const [qRow, kFirst, vFirst, outRow] = [
+      qAddress + rowBytes,
+      kAddress + kvFirst,
+      vAddress + kvFirst,
+      outAddress + rowBytes,
+    ];
+    const micros = (4 * h * count * hd) / FLOPS_PER_MICRO;
+    if (settings.threads === 1 || micros < PARALLEL_MIN_MICROS) {
+      // A decode step of a small model on this thread: the kernel directly, no job to describe.
+      runtime.kernels.attend_one_f32(
+        qRow,
+        kFirst,
+        vFirst,
+        outRow,
+        scoresAddress,
+        0,
+        h,
+        group,
+        count,
+        hd,
+        kvRowBytes,
+        spec.scale,
+        runtime.work.offset,
+      );
+      continue;
+    }
+    const argsFor = (h0: number, h1: number) =>
+      checkedArgs('attend_one_f32', [
+        qRow,
+        kFirst,
+        vFirst,
+        outRow,
+        scoresAddress,
+        h0,
+        h1,
+        group,
+        count,
+        hd,
+        kvRowBytes,
+        spec.scale,
+      ]);
+    forkJoin(runtime, settings.threads, 'attend_one_f32', micros, (threads) => {
+      const pieces = Math.min(h, threads === 1 ? 1 : threads * CHUNKS_PER_THREAD);
+      return Array.from({ length: pieces }, (_, i) =>
+        argsFor(Math.floor((h * i) / pieces), Math.floor((h * (i + 1)) / pieces)),
+      );
+    });
+  }
+  return true;
 }

@@ -4,6 +4,7 @@ import { CpuStorage } from '../storage';
 import { forkJoin } from '../threads/fork-join';
 import type { KernelArgs } from '../wasm/kernels';
 import { ROPE_KERNEL } from '../wasm/rope-kernel';
+import type { WasmRuntime } from '../wasm/runtime';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 
 /** Estimated cost of one rotated element of the WebAssembly kernel, in microseconds. */
@@ -35,9 +36,116 @@ function ropeTables(
   return { cos, sin };
 }
 
+/** Tables kept at once (distinct frequency tables and scales, least recently used dropped first). */
+const MAX_TABLES = 4;
+/** Positions a table holds at least, so a decode stream grows it rarely. */
+const MIN_TABLE_POSITIONS = 64;
+
+/**
+ * The kernel's expanded tables [positions, hd] for one frequency table and scale, positions
+ * 0..filled-1 computed: row p holds each pair's scale·cos twice, then -scale·sin, +scale·sin.
+ * Rows are computed once, as a decode stream first reaches them, instead of at every call.
+ */
+interface RopeTable {
+  /** The frequencies it was computed from (a copy) and the array last seen with them. */
+  readonly freqs: Float64Array;
+  source: readonly number[];
+  readonly scale: number;
+  cos: CpuStorage;
+  sin: CpuStorage;
+  /** Rows computed. */
+  filled: number;
+}
+
+/** Cached tables, most recently used last. */
+const tables: RopeTable[] = [];
+
+/**
+ * Whether `freqs` holds the values of `table.freqs`; the array last seen with them is taken to still hold
+ * them (a frequency table is read-only), so a model's fixed table is recognised without comparing values.
+ */
+function sameFrequencies(table: RopeTable, freqs: readonly number[], scale: number): boolean {
+  if (table.scale !== scale || table.freqs.length !== freqs.length) return false;
+  if (table.source === freqs) return true;
+  for (let i = 0; i < freqs.length; i++) if (table.freqs[i] !== freqs[i]) return false;
+  table.source = freqs;
+  return true;
+}
+
+/** Writes the expanded rows of positions [from, to) into `table` (see RopeTable) from its row `row` on, with ropeTables' values. */
+function fillRows(table: RopeTable, freqs: readonly number[], from: number, to: number, row: number): void {
+  const { cos, sin } = ropeTables(to - from, freqs, from, table.scale, true);
+  const [cv, sv] = [table.cos.f32, table.sin.f32];
+  const base = row * freqs.length;
+  for (let k = 0; k < cos.length; k++) {
+    const at = 2 * (base + k);
+    cv[at] = cos[k];
+    cv[at + 1] = cos[k];
+    sv[at] = -sin[k];
+    sv[at + 1] = sin[k];
+  }
+}
+
+/**
+ * A table of `freqs` and `scale` that holds positions [offset, offset + t), from the cache
+ * (grown when a call starts at or before its last row), else a new one covering [0, offset + t)
+ * when offset is 0; undefined otherwise (a table that changes at every call, as dynamic NTK
+ * scaling's does) or when the heap is full.
+ */
+function cachedTable(
+  freqs: readonly number[],
+  scale: number,
+  offset: number,
+  t: number,
+): RopeTable | undefined {
+  const end = offset + t;
+  const hd = 2 * freqs.length;
+  const at = tables.findIndex((table) => sameFrequencies(table, freqs, scale));
+  let table = at >= 0 ? tables.splice(at, 1)[0] : undefined;
+  if (!table && offset === 0) {
+    const positions = Math.max(MIN_TABLE_POSITIONS, end);
+    table = {
+      freqs: Float64Array.from(freqs),
+      source: freqs,
+      scale,
+      cos: new CpuStorage('f32', positions * hd, false),
+      sin: new CpuStorage('f32', positions * hd, false),
+      filled: 0,
+    };
+    if (tables.length >= MAX_TABLES) freeTable(tables.shift());
+  }
+  if (!table) return undefined;
+  tables.push(table);
+  if (end <= table.filled) return table;
+  if (offset > table.filled) return undefined;
+  const capacity = table.cos.length / hd;
+  if (end > capacity) {
+    const positions = Math.max(2 * capacity, end);
+    const [cos, sin] = [
+      new CpuStorage('f32', positions * hd, false),
+      new CpuStorage('f32', positions * hd, false),
+    ];
+    cos.f32.set(table.cos.f32.subarray(0, table.filled * hd));
+    sin.f32.set(table.sin.f32.subarray(0, table.filled * hd));
+    table.cos.free();
+    table.sin.free();
+    [table.cos, table.sin] = [cos, sin];
+  }
+  fillRows(table, freqs, table.filled, end, table.filled);
+  table.filled = end;
+  return table;
+}
+
+function freeTable(table: RopeTable | undefined): void {
+  table?.cos.free();
+  table?.sin.free();
+}
+
 /**
  * RoPE in the WebAssembly SIMD kernel (batches split across threads) when x and out live in the
- * heap and hd is a multiple of 4, else `ropeKernel`. Same tables, so the same values.
+ * heap and hd is a multiple of 4, else `ropeKernel`. Same table values, so the same results; the
+ * kernel's expanded tables are cached per frequency table and scale (see cachedTable), so a decode
+ * step computes no sine or cosine.
  */
 export function ropeInto(
   settings: CpuKernelSettings,
@@ -48,54 +156,75 @@ export function ropeInto(
   scale: number,
   out: CpuStorage,
 ): void {
-  const [b, t, h, hd] = shape;
+  const [, t, , hd] = shape;
   const runtime = kernelRuntime(settings);
   const [xAddress, outAddress] = [x.address, out.address];
   if (!runtime || xAddress === undefined || outAddress === undefined || hd % 4 !== 0 || x.length === 0) {
     ropeKernel(x.f32, shape, offset, freqs, scale, out.f32);
     return;
   }
-  const { cos, sin } = ropeTables(t, freqs, offset, scale, true);
-  // Expanded to [t, hd]: each pair's cos twice, and -sin, +sin.
-  const cosTable = new CpuStorage('f32', t * hd, false);
-  const sinTable = new CpuStorage('f32', t * hd, false);
+  const cached = cachedTable(freqs, scale, offset, t);
+  if (cached) {
+    const [cosAddress, sinAddress] = [cached.cos.address, cached.sin.address];
+    if (cosAddress !== undefined && sinAddress !== undefined) {
+      const row = offset * hd * 4;
+      runRope(runtime, settings.threads, xAddress, cosAddress + row, sinAddress + row, outAddress, shape);
+      return;
+    }
+  }
+  // Rows [offset, offset + t) only, in tables of this call.
+  const table: RopeTable = {
+    freqs: Float64Array.from(freqs),
+    source: freqs,
+    scale,
+    cos: new CpuStorage('f32', t * hd, false),
+    sin: new CpuStorage('f32', t * hd, false),
+    filled: 0,
+  };
   try {
-    const [cosAddress, sinAddress] = [cosTable.address, sinTable.address];
+    const [cosAddress, sinAddress] = [table.cos.address, table.sin.address];
     if (cosAddress === undefined || sinAddress === undefined) {
       ropeKernel(x.f32, shape, offset, freqs, scale, out.f32);
       return;
     }
-    const [cv, sv] = [cosTable.f32, sinTable.f32];
-    for (let k = 0; k < cos.length; k++) {
-      cv[2 * k] = cos[k];
-      cv[2 * k + 1] = cos[k];
-      sv[2 * k] = -sin[k];
-      sv[2 * k + 1] = sin[k];
-    }
-    const batchBytes = 4 * t * h * hd;
-    forkJoin(runtime, settings.threads, ROPE_KERNEL, x.length * MICROS_PER_ELEMENT, (threads) => {
-      const per = Math.ceil(b / Math.min(b, 2 * threads));
-      const chunks: KernelArgs<typeof ROPE_KERNEL>[] = [];
-      for (let start = 0; start < b; start += per) {
-        const count = Math.min(per, b - start);
-        const offsetBytes = start * batchBytes;
-        chunks.push([
-          xAddress + offsetBytes,
-          cosAddress,
-          sinAddress,
-          outAddress + offsetBytes,
-          count,
-          t,
-          h,
-          hd,
-        ]);
-      }
-      return chunks;
-    });
+    fillRows(table, freqs, offset, offset + t, 0);
+    runRope(runtime, settings.threads, xAddress, cosAddress, sinAddress, outAddress, shape);
   } finally {
-    cosTable.free();
-    sinTable.free();
+    freeTable(table);
   }
+}
+
+/** The kernel on x [B, T, H, hd] with tables whose row 0 is x's first position, batches split across threads. */
+function runRope(
+  runtime: WasmRuntime,
+  threads: number,
+  xAddress: number,
+  cosAddress: number,
+  sinAddress: number,
+  outAddress: number,
+  [b, t, h, hd]: Shape,
+): void {
+  const batchBytes = 4 * t * h * hd;
+  const micros = b * t * h * hd * MICROS_PER_ELEMENT;
+  forkJoin(runtime, threads, ROPE_KERNEL, micros, (used) => {
+    const per = Math.ceil(b / Math.min(b, 2 * used));
+    const chunks: KernelArgs<typeof ROPE_KERNEL>[] = [];
+    for (let start = 0; start < b; start += per) {
+      const count = Math.min(per, b - start);
+      const offsetBytes = start * batchBytes;
+      chunks.push([
+        xAddress + offsetBytes,
+        cosAddress,
+        sinAddress,
+        outAddress + offsetBytes,
+        count,
+        t,
+        h,
+        hd,
+      ]);
+    }
+    return chunks;
+  });
 }
 
 /**

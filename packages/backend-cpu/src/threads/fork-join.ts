@@ -1,7 +1,6 @@
-import { paramKinds } from '../wasm/kernels';
 import type { KernelName, WasmRuntime } from '../wasm/runtime';
 import { MAX_CHUNKS } from './control';
-import { untypedKernel } from './pool';
+import { kernelParamKinds, untypedKernel } from './pool';
 import { threadPool } from './shared-pool';
 
 /** Work estimated below this many microseconds stays on the calling thread: a handoff to a spinning worker costs about 1-3. */
@@ -41,7 +40,7 @@ export function forkJoin(
     lastSplitEnd = performance.now();
     return;
   }
-  const arity = paramKinds(kernel).length;
+  const arity = kernelParamKinds(kernel).length;
   const run = untypedKernel(runtime, kernel);
   for (const chunk of chunks) {
     if (chunk.length !== arity) {

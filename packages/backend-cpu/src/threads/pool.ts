@@ -1,4 +1,5 @@
 import { GEMM_CONFIG, gemmLayout } from '../wasm/gemm-kernel';
+import type { ParamKind } from '../wasm/kernel-spec';
 import { paramKinds } from '../wasm/kernels';
 import { f32Bits, KERNEL_NAMES, type KernelName, type WasmRuntime } from '../wasm/runtime';
 import {
@@ -121,7 +122,7 @@ export class ThreadPool {
     if (chunks.length > MAX_CHUNKS || argc + 1 > MAX_ARGS || chunks.some((c) => c.length !== argc)) {
       throw new Error(`thread pool: ${chunks.length} chunks of ${argc} arguments do not fit the job block`);
     }
-    const kinds = paramKinds(job.kernel);
+    const kinds = kernelParamKinds(job.kernel);
     if (kinds.length !== argc) {
       throw new Error(
         `thread pool: kernel ${job.kernel} takes ${kinds.length} arguments, its chunks have ${argc}`,
@@ -129,16 +130,15 @@ export class ThreadPool {
     }
     const slots = this.#job;
     slots[JobSlot.count] = chunks.length;
-    slots[JobSlot.kernel] = KERNEL_NAMES.indexOf(job.kernel);
+    slots[JobSlot.kernel] = kernelIndex(job.kernel);
     slots[JobSlot.argc] = argc;
     slots[JobSlot.failed] = 0;
     // The workers call the raw exports, which take an f32 parameter as its bits.
-    chunks.forEach((chunk, i) => {
-      slots.set(
-        chunk.map((value, p) => (kinds[p] === 'f32' ? f32Bits(value) : value)),
-        JobSlot.table + i * argc,
-      );
-    });
+    for (let i = 0; i < chunks.length; i++) {
+      const chunk = chunks[i];
+      const base = JobSlot.table + i * argc;
+      for (let p = 0; p < argc; p++) slots[base + p] = kinds[p] === 'f32' ? f32Bits(chunk[p]) : chunk[p];
+    }
     Atomics.store(slots, JobSlot.next, 0);
     const workers = this.#readyWorkers(maxWorkers);
     for (const w of workers) {
@@ -169,6 +169,28 @@ export class ThreadPool {
     }
     return ready;
   }
+}
+
+/** The parameter kinds of each kernel, looked up once per name (a job is posted for every large product). */
+const kindsByKernel = new Map<KernelName, readonly ParamKind[]>();
+
+/** `paramKinds(name)`, remembered. */
+export function kernelParamKinds(name: KernelName): readonly ParamKind[] {
+  let kinds = kindsByKernel.get(name);
+  if (kinds === undefined) {
+    kinds = paramKinds(name);
+    kindsByKernel.set(name, kinds);
+  }
+  return kinds;
+}
+
+/** Each kernel's index in KERNEL_NAMES (the job block's kernel slot), looked up once per name. */
+const kernelIndices = new Map<KernelName, number>(KERNEL_NAMES.map((name, i) => [name, i]));
+
+function kernelIndex(name: KernelName): number {
+  const index = kernelIndices.get(name);
+  if (index === undefined) throw new Error(`thread pool: no kernel named ${name} in the registry`);
+  return index;
 }
 
 /** Cancels the worker's job if it has not claimed it yet, else waits until it has finished. */

@@ -36,7 +36,7 @@ export interface Plan {
  * caches (stories15M's layer weights, 288 x 288 to 288 x 768) and 17 000 from memory (its 32000 x 288
  * vocabulary projection) on a 2-core Zen 3, so a decode step splits only its large products.
  */
-const GEMM_FLOPS_PER_MICRO = 35_000;
+export const GEMM_FLOPS_PER_MICRO = 35_000;
 const GEMV_FLOPS_PER_MICRO = 25_000;
 const GEMM_FEW_FLOPS_PER_MICRO = 25_000;
 const GEMM_CHUNKS_PER_THREAD = 3;

@@ -50,11 +50,22 @@ export class DecoderBlock extends Module {
     return scope(() => {
       if (this.placement === 'pre') {
         const h = x.add(this.attention.forward(this.attentionNorm.forward(x), ctx));
-        return h.add(this.#feedForward(this.ffnNorm.forward(h), moe));
+        return this.#decodeFeedForward(h, ctx) ?? h.add(this.#feedForward(this.ffnNorm.forward(h), moe));
       }
       const h = this.attentionNorm.forward(x.add(this.attention.forward(x, ctx)));
       return this.ffnNorm.forward(h.add(this.#feedForward(h, moe)));
     });
+  }
+
+  /**
+   * h + ffn(ffnNorm(h)) in one fused op for a single-token decode step (h [B, 1, dim] with a cache) of a
+   * llama block whose feed-forward allows it (see SwiGLUFeedForward.fusedResidual); undefined otherwise.
+   */
+  #decodeFeedForward(h: Tensor, ctx: ForwardContext): Tensor | undefined {
+    const decoding = ctx.cache !== undefined && h.shape[1] === 1;
+    if (!decoding || !(this.feedForward instanceof SwiGLUFeedForward) || !(this.ffnNorm instanceof RMSNorm))
+      return undefined;
+    return this.feedForward.fusedResidual(h, this.ffnNorm);
   }
 
   #feedForward(x: Tensor, moe: MoeStats[] | undefined): Tensor {

@@ -1,8 +1,9 @@
-import { scope, swiglu, type Tensor } from '@loom/tensor';
+import { scope, swiglu, swigluBlock, type Tensor } from '@loom/tensor';
 import type { TransformerConfig } from '../config';
 import { Module } from '../module';
 import { Dropout } from './dropout';
 import { Linear } from './linear';
+import type { RMSNorm } from './norm';
 
 interface FeedForwardInit {
   readonly std: number;
@@ -34,6 +35,17 @@ export class SwiGLUFeedForward extends Module {
     return scope(() =>
       this.#dropout.forward(this.w2.forward(swiglu(this.w1.forward(x), this.w3.forward(x)))),
     );
+  }
+
+  /**
+   * h + forward(norm(h)) as one fused op (`swigluBlock`) when nothing else stands between them: no bias,
+   * adapter or quantized weight on the three linears and no active dropout; undefined otherwise.
+   */
+  fusedResidual(h: Tensor, norm: RMSNorm): Tensor | undefined {
+    const linears = [this.w1, this.w2, this.w3];
+    const plain = linears.every((l) => !l.bias && !l.adapter && !l.quantized);
+    if (!plain || (this.#dropout.training && this.#dropout.p > 0)) return undefined;
+    return swigluBlock(h, norm.weight, this.w1.weight, this.w3.weight, this.w2.weight, norm.eps);
   }
 }
 

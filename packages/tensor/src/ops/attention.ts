@@ -87,6 +87,8 @@ interface AttentionCase {
   readonly mask?: AttentionMask;
   readonly window?: number;
   readonly keyLengths?: readonly number[];
+  /** Position of the first query (default S - T: the queries are the newest keys). */
+  readonly offset?: number;
   readonly label: string;
 }
 
@@ -182,6 +184,26 @@ export const attentionOp = fusedOp({
       { b: 2, t: 5, s: 5, h: 2, hkv: 1, hd: 12, keyLengths: [3, 5], label: 'causal, padded (lengths 3, 5)' },
       {
         b: 2,
+        t: 5,
+        s: 24,
+        h: 4,
+        hkv: 2,
+        hd: 8,
+        offset: 0,
+        label: 'prefill of 5 into a cache of 24 keys (offset 0, the rest unused)',
+      },
+      {
+        b: 2,
+        t: 3,
+        s: 40,
+        h: 4,
+        hkv: 2,
+        hd: 8,
+        window: 6,
+        label: 'sliding window 6, three queries after 37 cached, two rows',
+      },
+      {
+        b: 2,
         t: 4,
         s: 70,
         h: 2,
@@ -225,10 +247,22 @@ export const attentionOp = fusedOp({
         label: 'window 2 and 2 valid keys: the last queries see none',
       },
     ],
-    ({ b, t, s, h, hkv, hd, mask = { kind: 'causal' }, window = 0, keyLengths = [], label }) => ({
+    ({
+      b,
+      t,
+      s,
+      h,
+      hkv,
+      hd,
+      mask = { kind: 'causal' },
+      window = 0,
+      keyLengths = [],
+      offset = s - t,
+      label,
+    }) => ({
       label: `${label}: q ${shapeLabel([b, t, h, hd])}, kv ${shapeLabel([b, s, hkv, hd])}`,
       inputs: [{ shape: [b, t, h, hd] }, { shape: [b, s, hkv, hd] }, { shape: [b, s, hkv, hd] }],
-      params: [{ mask, offset: s - t, window, keyLengths, scale: 1 / Math.sqrt(hd) }],
+      params: [{ mask, offset, window, keyLengths, scale: 1 / Math.sqrt(hd) }],
       tol: REDUCTION,
     }),
   ),

@@ -1,0 +1,369 @@
+import { type AttentionSpec, type Shape, visibleKeys } from '@loom/tensor';
+import { binaryKernel } from '../binary';
+import { permuteKernel } from '../movement';
+import { CpuStorage } from '../storage';
+import { forkJoin } from '../threads/fork-join';
+import { runRowKernel } from '../vectorised';
+import { checkedArgs } from '../wasm/kernels';
+import { GEMM_FLOPS_PER_MICRO } from '../wasm/matmul-plan';
+import type { WasmRuntime } from '../wasm/runtime';
+import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
+import { SOFTMAX_KERNEL } from '../wasm/softmax-kernel';
+
+/** Most gemm calls of one fork-join (the pool's job block holds 64 chunks). */
+const MAX_GEMMS = 64;
+/** Most score values (f32) one round keeps in scratch by default, so memory stays bounded. */
+const MAX_ROUND_SCORES = 1 << 22;
+
+/** One product of the `gemm` kernel: C[m, n] = A(i, p) B(p, j); strides in elements, addresses in bytes. */
+interface Gemm {
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly a: number;
+  readonly rsA: number;
+  readonly csA: number;
+  readonly b: number;
+  readonly rsB: number;
+  readonly csB: number;
+  readonly c: number;
+  readonly ldc: number;
+  /** Repeats, the operands moving by these many bytes each time (default one product). */
+  readonly batch?: number;
+  readonly aStep?: number;
+  readonly bStep?: number;
+  readonly cStep?: number;
+}
+
+/** Runs independent products, one chunk each, in fork-joins of at most MAX_GEMMS chunks. */
+function runGemms(runtime: WasmRuntime, threads: number, gemms: readonly Gemm[]): void {
+  for (let first = 0; first < gemms.length; first += MAX_GEMMS) {
+    const part = gemms.slice(first, first + MAX_GEMMS);
+    let flops = 0;
+    for (const g of part) flops += 2 * (g.batch ?? 1) * g.m * g.n * g.k;
+    const chunks = part.map((g) =>
+      checkedArgs('gemm', [
+        g.batch ?? 1,
+        g.aStep ?? 0,
+        g.bStep ?? 0,
+        g.cStep ?? 0,
+        g.m,
+        g.n,
+        g.k,
+        g.a,
+        g.rsA,
+        g.csA,
+        g.b,
+        g.rsB,
+        g.csB,
+        g.c,
+        g.ldc,
+      ]),
+    );
+    forkJoin(runtime, threads, 'gemm', flops / GEMM_FLOPS_PER_MICRO, () => chunks);
+  }
+}
+
+/**
+ * The attention sizes: q [B, T, H, hd], k and v [B, keys, Hkv, hd], g = H / Hkv query heads per kv head;
+ * the products cover the window of keys [first, first + s) that some query sees (a cache holds more).
+ */
+interface Sizes {
+  readonly b: number;
+  readonly t: number;
+  readonly h: number;
+  readonly hd: number;
+  readonly keys: number;
+  readonly first: number;
+  readonly s: number;
+  readonly hkv: number;
+  readonly group: number;
+}
+
+/** The byte addresses of `storages`, or undefined when one lives outside the heap. */
+function heapAddresses(storages: readonly CpuStorage[]): number[] | undefined {
+  const out: number[] = [];
+  for (const s of storages) {
+    const a = s.address;
+    if (a === undefined) return undefined;
+    out.push(a);
+  }
+  return out;
+}
+
+/**
+ * The score mask of `spec` on the host: the additive bias [B or 1, 1, T, s] over the window (-Infinity on
+ * hidden keys; undefined when nothing is hidden), whether it has a row per batch row, and the query rows
+ * (batch, t) that see no key.
+ */
+interface HostMask {
+  readonly bias: Float32Array | undefined;
+  readonly perRow: boolean;
+  readonly empty: readonly (readonly [number, number])[];
+}
+
+/** The mask of `spec` over the window of `z` (see HostMask). */
+function hostMask(spec: AttentionSpec, z: Sizes): HostMask {
+  const perRow = spec.keyLengths.length > 0;
+  const rows = perRow ? z.b : 1;
+  const bias = new Float32Array(rows * z.t * z.s);
+  const empty: [number, number][] = [];
+  let hides = false;
+  for (let bi = 0; bi < z.b; bi++) {
+    for (let t = 0; t < z.t; t++) {
+      const { start, end } = visibleKeys(spec, bi, t, z.keys);
+      if (start >= end) {
+        empty.push([bi, t]);
+        continue;
+      }
+      const [from, to] = [start - z.first, end - z.first];
+      if (from === 0 && to === z.s) continue;
+      hides = true;
+      if (bi >= rows) continue;
+      const row = (bi * z.t + t) * z.s;
+      bias.fill(Number.NEGATIVE_INFINITY, row, row + from);
+      bias.fill(Number.NEGATIVE_INFINITY, row + to, row + z.s);
+    }
+  }
+  return { bias: hides ? bias : undefined, perRow, empty };
+}
+
+/** Scratch storages made for one call, freed together. */
+class Scratch {
+  readonly #storages: CpuStorage[] = [];
+
+  /** A new f32 storage of `length` values (at least one), or undefined when it does not fit the heap. */
+  take(length: number): CpuStorage | undefined {
+    const s = new CpuStorage('f32', Math.max(1, length), false);
+    this.#storages.push(s);
+    return s.address === undefined ? undefined : s;
+  }
+
+  free(): void {
+    for (const s of this.#storages) s.free();
+  }
+}
+
+/** Byte addresses of the operands by kv head, made once per call: q [B, Hkv, g, T, hd], k [B, Hkv, s, hd]. */
+interface Grouped {
+  readonly queries: number;
+  readonly scaledKeys: number;
+}
+
+/** Permutes q and the window of k (scaled) into scratch by kv head; undefined when scratch is off the heap. */
+function groupOperands(
+  settings: CpuKernelSettings,
+  z: Sizes,
+  q: CpuStorage,
+  k: CpuStorage,
+  scale: number,
+  scratch: Scratch,
+): Grouped | undefined {
+  const queries = scratch.take(z.b * z.t * z.h * z.hd);
+  const keys = scratch.take(z.b * z.s * z.hkv * z.hd);
+  const factor = scratch.take(1);
+  const kAddress = k.address;
+  const keyAddress = keys?.address;
+  if (!queries || !keys || !factor || kAddress === undefined || keyAddress === undefined) return undefined;
+  // [B, Hkv, g, T, hd]
+  permuteKernel(settings, q, [z.b, z.t, z.hkv, z.group, z.hd], [0, 2, 3, 1, 4], queries);
+  const window = z.s * z.hkv * z.hd;
+  for (let batch = 0; batch < z.b; batch++) {
+    const from = (batch * z.keys + z.first) * z.hkv * z.hd;
+    const src = { values: k.values.subarray(from, from + window), address: kAddress + 4 * from };
+    const dst = {
+      values: keys.values.subarray(batch * window, (batch + 1) * window),
+      address: keyAddress + 4 * batch * window,
+    };
+    permuteKernel(settings, src, [z.s, z.hkv, z.hd], [1, 0, 2], dst); // [Hkv, s, hd]
+  }
+  factor.f32[0] = scale;
+  const shape = [z.b, z.hkv, z.s, z.hd];
+  binaryKernel(settings, 'mul', 'f32', keys, shape, factor, [], keys, shape);
+  return { queries: queries.address ?? 0, scaledKeys: keyAddress };
+}
+
+/** Query rows [t0, t1) of batch rows [b0, b1): several whole batch rows, or a block of rows of one. */
+interface Round {
+  readonly b0: number;
+  readonly b1: number;
+  readonly t0: number;
+  readonly t1: number;
+}
+
+/** Rounds of at most `most` scores: consecutive whole batch rows, or blocks of one row's queries. */
+function roundsOf(z: Sizes, most: number): Round[] {
+  const perRow = z.h * z.t * z.s;
+  const out: Round[] = [];
+  if (perRow <= most) {
+    const rows = Math.floor(most / perRow);
+    for (let b0 = 0; b0 < z.b; b0 += rows) out.push({ b0, b1: Math.min(z.b, b0 + rows), t0: 0, t1: z.t });
+    return out;
+  }
+  const block = Math.max(1, Math.floor(most / (z.h * z.s)));
+  for (let b0 = 0; b0 < z.b; b0++) {
+    for (let t0 = 0; t0 < z.t; t0 += block) out.push({ b0, b1: b0 + 1, t0, t1: Math.min(z.t, t0 + block) });
+  }
+  return out;
+}
+
+/** Every (batch row, kv head) of a round, with its index among the round's pieces. */
+function piecesOf(z: Sizes, round: Round): { batch: number; kvHead: number; index: number }[] {
+  const out: { batch: number; kvHead: number; index: number }[] = [];
+  for (let batch = round.b0; batch < round.b1; batch++) {
+    for (let kvHead = 0; kvHead < z.hkv; kvHead++) {
+      out.push({ batch, kvHead, index: (batch - round.b0) * z.hkv + kvHead });
+    }
+  }
+  return out;
+}
+
+/**
+ * The products scores = q (scale k)^T of a round's pieces into `scores` ([rows, Hkv, g, t1 - t0, s], one block
+ * per piece); then the mask, the row softmax into `probs`, and zeros on the rows that see no key. False when a
+ * scratch storage does not fit the heap.
+ */
+function attentionWeights(
+  settings: CpuKernelSettings,
+  runtime: WasmRuntime,
+  z: Sizes,
+  mask: HostMask,
+  grouped: Grouped,
+  round: Round,
+  scratch: Scratch,
+  scores: CpuStorage,
+  probs: CpuStorage,
+): boolean {
+  const queryRows = round.t1 - round.t0;
+  const scoreAddress = scores.address ?? 0;
+  const products = piecesOf(z, round).map(({ batch, kvHead, index }) => ({
+    // One product per query head of the kv head (batch g).
+    batch: z.group,
+    aStep: 4 * z.t * z.hd,
+    bStep: 0,
+    cStep: 4 * queryRows * z.s,
+    m: queryRows,
+    n: z.s,
+    k: z.hd,
+    a: grouped.queries + 4 * ((batch * z.hkv + kvHead) * z.group * z.t + round.t0) * z.hd,
+    rsA: z.hd,
+    csA: 1,
+    b: grouped.scaledKeys + 4 * (batch * z.hkv + kvHead) * z.s * z.hd,
+    rsB: 1,
+    csB: z.hd,
+    c: scoreAddress + 4 * index * z.group * queryRows * z.s,
+    ldc: z.s,
+  }));
+  runGemms(runtime, settings.threads, products);
+  const rows = round.b1 - round.b0;
+  if (mask.bias !== undefined) {
+    // Whole batch rows, or one row's block: either way the round's bias rows are consecutive.
+    const biasRows = mask.perRow ? rows : 1;
+    const length = biasRows * queryRows * z.s;
+    const bias = scratch.take(length);
+    if (!bias) return false;
+    const from = ((mask.perRow ? round.b0 : 0) * z.t + round.t0) * z.s;
+    bias.f32.set(mask.bias.subarray(from, from + length));
+    const shape = [rows, z.h, queryRows, z.s];
+    binaryKernel(settings, 'add', 'f32', scores, shape, bias, [biasRows, 1, queryRows, z.s], scores, shape);
+  }
+  runRowKernel(settings, SOFTMAX_KERNEL, [scores], [], probs, rows * z.h * queryRows, z.s);
+  const pv = probs.f32;
+  for (const [batch, t] of mask.empty) {
+    if (batch < round.b0 || batch >= round.b1 || t < round.t0 || t >= round.t1) continue;
+    for (let head = 0; head < z.h; head++) {
+      const row = (((batch - round.b0) * z.h + head) * queryRows + t - round.t0) * z.s;
+      pv.fill(0, row, row + z.s);
+    }
+  }
+  return true;
+}
+
+/** The sizes, with the window of keys [first, first + s) some query of `spec` sees (else all keys). */
+function sizesOf(qShape: Shape, kShape: Shape, spec: AttentionSpec): Sizes {
+  const [b, t, h, hd] = qShape;
+  const [, keys, hkv] = kShape;
+  let first = keys;
+  let last = 0;
+  for (let bi = 0; bi < b; bi++) {
+    for (let p = 0; p < t; p++) {
+      const { start, end } = visibleKeys(spec, bi, p, keys);
+      if (start >= end) continue;
+      first = Math.min(first, start);
+      last = Math.max(last, end);
+    }
+  }
+  if (first >= last) [first, last] = [0, keys];
+  return { b, t, h, hd, keys, first, s: last - first, hkv, group: h / hkv };
+}
+
+/** Whether the WebAssembly path takes these sizes: work to do, and one query's scores (all heads) within `most`. */
+function fits(z: Sizes, most: number): boolean {
+  return z.b > 0 && z.t > 0 && z.s > 0 && z.hd > 0 && z.h * z.s <= most;
+}
+
+/**
+ * Attention of q [B, T, H, hd] over k and v [B, S, Hkv, hd] by the WebAssembly `gemm`, `softmax_f32` and
+ * element-wise kernels, per (batch row, kv head) for all the query heads that share it, over the window of
+ * keys some query sees: scores = q (scale k)^T, the mask added, their softmax, then out = P v in place.
+ * Long sequences go in blocks of query rows. Returns false when the kernels are off, an operand or a scratch
+ * array lives outside the heap, or one query's scores exceed a round; the caller then computes every output
+ * element itself. `maxRoundScores` bounds the scores held at once (smaller values test the blocking).
+ */
+export function attentionGemmInto(
+  settings: CpuKernelSettings,
+  q: CpuStorage,
+  qShape: Shape,
+  k: CpuStorage,
+  v: CpuStorage,
+  kShape: Shape,
+  spec: AttentionSpec,
+  out: CpuStorage,
+  maxRoundScores = MAX_ROUND_SCORES,
+): boolean {
+  const z = sizesOf(qShape, kShape, spec);
+  const runtime = kernelRuntime(settings);
+  const operands = heapAddresses([q, k, v, out]);
+  if (!runtime || !operands || !fits(z, maxRoundScores)) return false;
+  const [, , vAddress, outAddress] = operands;
+  const scratch = new Scratch();
+  try {
+    const grouped = groupOperands(settings, z, q, k, spec.scale, scratch);
+    if (!grouped) return false;
+    const mask = hostMask(spec, z);
+    const kvRow = z.hkv * z.hd;
+    for (const round of roundsOf(z, maxRoundScores)) {
+      const queryRows = round.t1 - round.t0;
+      const size = (round.b1 - round.b0) * z.h * queryRows * z.s;
+      const [scores, probs] = [scratch.take(size), scratch.take(size)];
+      if (!scores || !probs) return false;
+      if (!attentionWeights(settings, runtime, z, mask, grouped, round, scratch, scores, probs)) return false;
+      const probAddress = probs.address ?? 0;
+      runGemms(
+        runtime,
+        settings.threads,
+        piecesOf(z, round).map(({ batch, kvHead, index }) => ({
+          // out rows of query head kvHead·g + i = P v, one product per query head (batch g).
+          batch: z.group,
+          aStep: 4 * queryRows * z.s,
+          bStep: 0,
+          cStep: 4 * z.hd,
+          m: queryRows,
+          n: z.hd,
+          k: z.s,
+          a: probAddress + 4 * index * z.group * queryRows * z.s,
+          rsA: z.s,
+          csA: 1,
+          b: vAddress + 4 * ((batch * z.keys + z.first) * kvRow + kvHead * z.hd),
+          rsB: kvRow,
+          csB: 1,
+          c: outAddress + 4 * ((batch * z.t + round.t0) * z.h + kvHead * z.group) * z.hd,
+          ldc: z.h * z.hd,
+        })),
+      );
+    }
+    return true;
+  } finally {
+    scratch.free();
+  }
+}

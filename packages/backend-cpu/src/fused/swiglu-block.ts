@@ -1,0 +1,93 @@
+import type { MatmulSpec } from '@loom/tensor';
+import { swigluInto } from '../activation';
+import { matmulInto } from '../matmul';
+import { normRowsInto } from '../norm-rows';
+import type { CpuPrecision } from '../precision';
+import { CpuStorage } from '../storage';
+import { NORM_KERNELS } from '../wasm/norm-kernel';
+import type { CpuKernelSettings } from '../wasm/settings';
+import { rmsnormKernel } from './norm';
+
+/** The operands of one pre-norm SwiGLU feed-forward (see `swigluBlock` in @loom/tensor). */
+export interface SwigluBlockOperands {
+  /** [rows, dim] */
+  readonly x: CpuStorage;
+  /** [dim] */
+  readonly normWeight: CpuStorage;
+  /** [hidden, dim] */
+  readonly w1: CpuStorage;
+  /** [hidden, dim] */
+  readonly w3: CpuStorage;
+  /** [dim, hidden] */
+  readonly w2: CpuStorage;
+}
+
+/**
+ * The intermediates of float32 calls (the normalised rows, the gate and the up projection), kept between
+ * calls of the same sizes (one decode step after another); the kernels size their work by these storages.
+ */
+const kept: (CpuStorage | undefined)[] = [undefined, undefined, undefined];
+
+/**
+ * Storage of exactly `length` values for intermediate `slot`: kept between calls at precision 'f32', else
+ * new (the caller frees what it pushes onto `owned`).
+ */
+function intermediate(
+  slot: number,
+  length: number,
+  precision: CpuPrecision,
+  owned: CpuStorage[],
+): CpuStorage {
+  if (precision !== 'f32') {
+    const fresh = new CpuStorage('f32', length, false, precision);
+    owned.push(fresh);
+    return fresh;
+  }
+  const current = kept[slot];
+  if (current && current.length === length) return current;
+  current?.free();
+  const sized = new CpuStorage('f32', length, false);
+  kept[slot] = sized;
+  return sized;
+}
+
+/** A product of `rows` rows times a weight stored [n, k] (transposed), as matmulInto takes it. */
+function weightProduct(rows: number, n: number, k: number): MatmulSpec {
+  return { batch: 1, m: rows, n, k, transA: false, transB: true, aBatchStride: 0, bBatchStride: 0 };
+}
+
+/**
+ * out [rows, dim] = x + swiglu(n W1ᵀ, n W3ᵀ) W2ᵀ with n = rmsnorm(x, normWeight, eps): the same kernels as
+ * the separate ops (the norm, three products on the matmul kernels, threads included, SwiGLU), called from
+ * one place, so a decode step crosses from the tensor front-end into the backend once for the whole
+ * feed-forward instead of six times.
+ */
+export function swigluBlockInto(
+  settings: CpuKernelSettings,
+  precision: CpuPrecision,
+  { x, normWeight, w1, w3, w2 }: SwigluBlockOperands,
+  eps: number,
+  out: CpuStorage,
+): void {
+  const dim = normWeight.length;
+  const hidden = dim === 0 ? 0 : w1.length / dim;
+  const rows = dim === 0 ? 0 : x.length / dim;
+  const owned: CpuStorage[] = [];
+  const n = intermediate(0, rows * dim, precision, owned);
+  const gate = intermediate(1, rows * hidden, precision, owned);
+  const up = intermediate(2, rows * hidden, precision, owned);
+  try {
+    if (!normRowsInto(settings, NORM_KERNELS.rmsnorm, [x], [normWeight], n, eps)) {
+      rmsnormKernel(x.f32, normWeight.f32, eps, n.f32);
+    }
+    const toHidden = weightProduct(rows, hidden, dim);
+    matmulInto(settings, toHidden, n, w1, gate);
+    matmulInto(settings, toHidden, n, w3, up);
+    swigluInto(settings, gate, up, gate);
+    matmulInto(settings, weightProduct(rows, dim, hidden), gate, w2, out);
+    const [ov, xv] = [out.f32, x.f32];
+    for (let i = 0; i < ov.length; i++) ov[i] += xv[i];
+  } finally {
+    for (const storage of owned) storage.free();
+  }
+}
