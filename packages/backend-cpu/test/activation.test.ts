@@ -102,6 +102,34 @@ describe.skipIf(!wasmForTests())('activations in WebAssembly SIMD match their sc
     });
   }
 
+  it('GELU and its gradient stay within 1e-6 and 4e-6 of the tanh form on a dense grid', () => {
+    // x from -12 to 12 in steps of 1e-4: the steep middle, the cancellation near x = -0.75 and
+    // both saturated tails. The float64 reference uses Math.tanh, not the kernels' sigmoid form.
+    const n = 240_001;
+    const xs = Array.from({ length: n }, (_, i) => Math.fround(-12 + i * 1e-4));
+    const x = storage(xs);
+    const ones = storage(xs.map(() => 1));
+    const out = new CpuStorage('f32', n);
+    const tanhOf = (v: number) => Math.tanh(GELU_C * (v + GELU_CUBIC * v ** 3));
+    expect(unaryVectorInto(SETTINGS, 'gelu', x, out)).toBe(true);
+    let worst = 0;
+    for (let i = 0; i < n; i++) {
+      const want = 0.5 * xs[i] * (1 + tanhOf(xs[i]));
+      worst = Math.max(worst, Math.abs(out.values[i] - want) / Math.max(1, Math.abs(want)));
+    }
+    expect(worst, 'gelu: largest error relative to max(1, |gelu|)').toBeLessThanOrEqual(1e-6);
+    geluGradInto(SETTINGS, x, ones, out);
+    worst = 0;
+    for (let i = 0; i < n; i++) {
+      const v = xs[i];
+      const t = tanhOf(v);
+      const want = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * GELU_C * (1 + 3 * GELU_CUBIC * v * v);
+      worst = Math.max(worst, Math.abs(out.values[i] - want));
+    }
+    expect(worst, 'gelu gradient: largest absolute error').toBeLessThanOrEqual(4e-6);
+    for (const s of [x, ones, out]) s.free();
+  });
+
   it('propagates NaN and keeps the sign of infinities', () => {
     const x = storage([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1]);
     const out = new CpuStorage('f32', 4);

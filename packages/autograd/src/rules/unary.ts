@@ -23,10 +23,9 @@ function unaryGrad(op: UnaryOp, x: Tensor, out: Tensor, g: Tensor): Tensor {
       return g.mul(out.mul(out).neg().add(1));
     case 'sigmoid':
       return g.mul(out.mul(out.neg().add(1)));
-    case 'silu': {
-      const s = x.sigmoid();
-      return g.mul(s.add(x.mul(s).mul(s.neg().add(1))));
-    }
+    case 'silu':
+      // silu'(x) = s (1 + x (1 - s)) with s = sigmoid(x), which is s (1 + x - out) for out = x s.
+      return g.mul(x.sigmoid().mul(x.sub(out).add(1)));
     case 'gelu':
       return geluGrad(x, g);
     case 'relu':

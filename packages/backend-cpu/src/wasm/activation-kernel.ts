@@ -3,13 +3,14 @@ import { f32x4, type Local, type Operand, op, simd, simdLoad } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
-import { add, div, emitExp, mul, sub } from './vector-exp';
+import { add, clamp, div, emitExp, emitExpClamped, mul, sub } from './vector-exp';
 
 /**
- * The gradient kernel clamps x to ±GRAD_CLAMP_X first: beyond it the slope is exactly 0 or 1 in
- * f32, and x² cannot overflow into 0 · ∞.
+ * The kernels clamp x to ±CLAMP_X first (GELU only from below): beyond it the slope is exactly 1 in f32,
+ * or below 1e-35 in magnitude (|2z| exceeds the range of `emitExpClamped` there), and x² cannot
+ * overflow into 0 · ∞.
  */
-const GRAD_CLAMP_X = 1000;
+const CLAMP_X = 10;
 /** A loop over `n` elements (a multiple of 4) of `out`, four at a time; `body` stores one vector at `out`. */
 function vectorLoop(
   f: FunctionBuilder,
@@ -30,7 +31,7 @@ function vectorLoop(
   });
 }
 
-/** Registers of a kernel body: the loaded input and the scratch of `emitExp`. */
+/** Registers of a kernel body: the loaded input and the scratch of `emitExp` / `emitExpClamped`. */
 interface Registers {
   readonly v: Local;
   readonly z: Local;
@@ -88,10 +89,15 @@ export const SILU = unary('silu_f32', (f, r) => {
   return div(r.v, add(f32x4(1), r.e));
 });
 
-/** GELU in its tanh form, as x · sigmoid(2z) with z = c (x + 0.044715 x³). */
+/**
+ * GELU in its tanh form, as x · sigmoid(2z) with z = c (x + 0.044715 x³); x is raised to
+ * -CLAMP_X first (below it GELU is under 1e-36 in magnitude), so a huge negative x is not
+ * divided by the clamped e^87 alone.
+ */
 export const GELU = unary('gelu_f32', (f, r) => {
+  f.set(r.v, simd('f32x4.pmax', r.v, f32x4(-CLAMP_X)));
   minusTwoZ(f, r.v, r.z);
-  emitExp(f, r.z, r.k, r.e);
+  emitExpClamped(f, r.z, r.k, r.e);
   return div(r.v, add(f32x4(1), r.e));
 });
 
@@ -123,16 +129,9 @@ export const GELU_GRAD = kernel({
   emit(f, { x, grad, out, n }) {
     const [v, z, k, e, s] = f.locals(V, 5);
     vectorLoop(f, out, n, [x, grad], () => {
-      f.set(
-        v,
-        simd(
-          'f32x4.min',
-          simd('f32x4.max', simdLoad('v128.load', x), f32x4(-GRAD_CLAMP_X)),
-          f32x4(GRAD_CLAMP_X),
-        ),
-      );
+      f.set(v, clamp(simdLoad('v128.load', x), -CLAMP_X, CLAMP_X));
       minusTwoZ(f, v, z);
-      emitExp(f, z, k, e);
+      emitExpClamped(f, z, k, e);
       f.set(s, div(f32x4(1), add(f32x4(1), e)));
       const slope = add(f32x4(2 * GELU_C), mul(f32x4(6 * GELU_C * GELU_CUBIC), mul(v, v)));
       const factor = add(f32x4(1), mul(sub(f32x4(1), s), mul(v, slope)));

@@ -25,8 +25,6 @@ interface Rows {
   /** Byte offset into the current row. */
   readonly j: Local;
   readonly rowBytes: Local;
-  /** f64x2 accumulators. */
-  readonly acc: readonly [Local, Local];
   /** d as f64, and eps as f64. */
   readonly d: Local;
   readonly eps: Local;
@@ -38,7 +36,7 @@ function rows(f: FunctionBuilder, d: Local, epsF32: Local): Rows {
   f.set(rowBytes, op('i32.shl', d, 2));
   f.set(dF64, op('f64.convert_i32_u', d));
   f.set(eps, op('f64.promote_f32', epsF32));
-  return { f, j, rowBytes, acc: [f.local(V), f.local(V)], d: dF64, eps };
+  return { f, j, rowBytes, d: dF64, eps };
 }
 
 /** for (j = 0; j < row bytes; j += 16) body(). */
@@ -54,24 +52,29 @@ function at(r: Rows, base: Operand): Expr {
 /** The f32x4 at byte `j` of a row-independent array (the weights). */
 const shared = at;
 
-/** Σ over the row of the vectors `value()` gives, in float64 (one accumulator per value). */
+/**
+ * Σ over the row of the vectors `value()` gives, in float64: two f64x2 accumulators per value
+ * (lanes 0-1 and lanes 2-3), so successive additions do not wait on each other.
+ */
 function sums(r: Rows, values: readonly (() => Expr)[], into: readonly Local[]): void {
   const { f } = r;
   const v = f.local(V);
-  const accs = values.map((_, i) => (i === 0 ? r.acc[0] : i === 1 ? r.acc[1] : f.local(V)));
-  for (const a of accs) f.set(a, v128Zero);
+  const accs = values.map(() => f.locals(V, 2));
+  for (const [low, high] of accs) {
+    f.set(low, v128Zero);
+    f.set(high, v128Zero);
+  }
   eachVector(r, () => {
     values.forEach((value, i) => {
+      const [low, high] = accs[i];
       f.set(v, value());
-      f.set(accs[i], simd('f64x2.add', accs[i], simd('f64x2.promote_low_f32x4', v)));
-      f.set(
-        accs[i],
-        simd('f64x2.add', accs[i], simd('f64x2.promote_low_f32x4', shuffle32(v, v, [2, 3, 0, 1]))),
-      );
+      f.set(low, simd('f64x2.add', low, simd('f64x2.promote_low_f32x4', v)));
+      f.set(high, simd('f64x2.add', high, simd('f64x2.promote_low_f32x4', shuffle32(v, v, [2, 3, 0, 1]))));
     });
   });
-  for (const [i, a] of accs.entries()) {
-    f.set(into[i], op('f64.add', lane('f64x2.extract_lane', a, 0), lane('f64x2.extract_lane', a, 1)));
+  for (const [i, [low, high]] of accs.entries()) {
+    f.set(low, simd('f64x2.add', low, high));
+    f.set(into[i], op('f64.add', lane('f64x2.extract_lane', low, 0), lane('f64x2.extract_lane', low, 1)));
   }
 }
 

@@ -28,7 +28,8 @@ export const SOFTMAX = kernel({
     const tail = (body: () => void) => f.for(j, vectorBytes, rowBytes, 4, body);
     f.for(row, 0, rows, 1, () => {
       f.set(m, f32x4(Number.NEGATIVE_INFINITY));
-      vectors(() => f.set(m, simd('f32x4.max', m, simdLoad('v128.load', xAt))));
+      // Pseudo-max (one instruction) skips a NaN lane here; the NaN still makes the sum, so the row, NaN.
+      vectors(() => f.set(m, simd('f32x4.pmax', m, simdLoad('v128.load', xAt))));
       const pairMax = (a: number, b: number) =>
         op('f32.max', lane('f32x4.extract_lane', m, a), lane('f32x4.extract_lane', m, b));
       f.set(rowMax, op('f32.max', pairMax(0, 1), pairMax(2, 3)));

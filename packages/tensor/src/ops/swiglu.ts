@@ -18,9 +18,10 @@ export const swigluOp = fusedOp({
   gradient: {
     backward: ({ inputs: [a, up], grad: g, needs }) => {
       const s = a.sigmoid();
-      // silu'(a) = s (1 + a (1 - s)), written as s (1 + a - a s).
-      const da = needs[0] ? g.mul(up).mul(s.mul(a.sub(a.mul(s)).add(1))) : undefined;
-      return [da, needs[1] ? g.mul(a.silu()) : undefined];
+      // silu(a) = a s, shared by both: silu'(a) = s (1 + a (1 - s)), written as s (1 + a - a s).
+      const as = a.mul(s);
+      const da = needs[0] ? g.mul(up).mul(s.mul(a.sub(as).add(1))) : undefined;
+      return [da, needs[1] ? g.mul(as) : undefined];
     },
   },
   cases: casesOver([[1], [257], [3, 768], [2, 5, 65]], (shape) => ({
