@@ -21,3 +21,4 @@ export {
   type RingKVCacheOptions,
   type RingKVPair,
 } from './ring-kv-cache';
+export { KVSlot, SlotKVCache, type SlotKVCacheOptions } from './slot-kv-cache';

@@ -1,4 +1,4 @@
-import { concat, scope, type Tensor, tensor } from '@loom/tensor';
+import { attention, concat, gather, scope, type Tensor, tensor, zeros } from '@loom/tensor';
 import { headDim } from './config';
 import type { KVStore } from './kv-store';
 import type { DecoderBlock } from './layers/block';
@@ -11,12 +11,44 @@ export interface BatchSequence {
   readonly cache: KVStore;
 }
 
-/** Where a sequence's tokens sit among the packed rows. */
+/** Storage several sequences' caches share, a row (slot) each: per layer keys and values [slots, capacity, Hkv, hd]. */
+export interface SharedKVStorage {
+  /** The keys of `layer`, [slots, capacity, Hkv, hd] (the storage itself: not disposed by forwardBatch). */
+  keys(layer: number): Tensor;
+  /** The values of `layer`, [slots, capacity, Hkv, hd]. */
+  values(layer: number): Tensor;
+}
+
+/**
+ * A sequence's cache that is one slot of a `SharedKVStorage` (`@loom/kvcache`'s `KVSlot`). `forwardBatch` runs the
+ * one-token steps of all sequences whose slots share a storage through one attention call over that storage, with
+ * a key length per slot, instead of one call per sequence.
+ */
+export interface SlotKVStore extends KVStore {
+  readonly storage: SharedKVStorage;
+  /** The row of `storage` this sequence holds. */
+  readonly slot: number;
+  /** Stores k, v [1, T, Hkv, hd] of `layer` at `offset` (like `update`, without returning the keys). */
+  write(layer: number, k: Tensor, v: Tensor, offset: number): void;
+}
+
+function isSlot(cache: KVStore): cache is SlotKVStore {
+  return 'storage' in cache && 'slot' in cache && 'write' in cache && typeof cache.slot === 'number';
+}
+
+/** Where a sequence's tokens sit among the packed rows; `slot` is set for the decode rows attended together. */
 interface Span {
   readonly start: number;
   readonly length: number;
   readonly offset: number;
   readonly cache: KVStore;
+  readonly slot: number | undefined;
+}
+
+/** The storage the one-token steps of slotted sequences share this step, and how many slots it has. */
+interface SlotGroup {
+  readonly storage: SharedKVStorage;
+  readonly slots: number;
 }
 
 function checkSequences(model: TransformerLM, sequences: readonly BatchSequence[]): void {
@@ -44,56 +76,147 @@ function checkSequences(model: TransformerLM, sequences: readonly BatchSequence[
 
 /**
  * Attention of one block over packed rows x [1, N, dim]: the projections run once over all N rows; rotary
- * positions, the cache update and attention itself run per sequence, each at its own offset. -> [1, N, dim].
+ * positions and the cache update run per sequence, each at its own offset; attention runs per sequence too,
+ * except for the one-token steps of `group`'s slots, which attend in one call over the shared storage (a key
+ * length per slot: 0 for the slots not decoding this step). -> [1, N, dim].
  */
 function packedAttention(
   model: TransformerLM,
   block: DecoderBlock,
   x: Tensor,
   spans: readonly Span[],
+  group: SlotGroup | undefined,
 ): Tensor {
   return scope(() => {
     const { numHeads, numKvHeads } = model.config;
     const hd = headDim(model.config);
     const layer = block.attention;
     const { q, k, v } = layer.project(x); // [1, N, H, hd], [1, N, Hkv, hd], [1, N, Hkv, hd]
-    const outs = spans.map(({ start, length, offset, cache }) => {
+    const outs: Tensor[] = [];
+    const slotQueries = new Array<Tensor | undefined>(group?.slots ?? 0).fill(undefined);
+    for (const { start, length, offset, cache, slot } of spans) {
       const rows = (t: Tensor, heads: number) => t.slice([0, start, 0, 0], [1, length, heads, hd]); // [1, T, heads, hd]
       const keys = layer.rotate(rows(k, numKvHeads), offset);
-      const past = cache.update(layer.layer, keys, rows(v, numKvHeads), offset);
       const queries = layer.rotate(rows(q, numHeads), offset);
-      return layer.attend(queries, past, offset); // [1, T, H, hd]
-    });
-    const joined = outs.length === 1 ? outs[0] : concat(outs, 1); // [1, N, H, hd]
-    return layer.output(joined); // [1, N, dim]
+      if (slot !== undefined && isSlot(cache)) {
+        cache.write(layer.layer, keys, rows(v, numKvHeads), offset);
+        slotQueries[slot] = queries; // [1, 1, H, hd]
+        continue;
+      }
+      const past = cache.update(layer.layer, keys, rows(v, numKvHeads), offset);
+      outs.push(layer.attend(queries, past, offset)); // [1, T, H, hd]
+    }
+    if (group === undefined) return layer.output(outs.length === 1 ? outs[0] : concat(outs, 1)); // [1, N, dim]
+    return layer.output(slottedAttention(layer.layer, group, spans, slotQueries, outs, [numHeads, hd]));
   });
 }
 
+/**
+ * The attention outputs [1, N, H, hd] of every packed row in order: the slotted rows from one attention call of
+ * their queries (in slot order, zeros for the other slots) over the group's storage, the others from `outs`
+ * (each [1, T, H, hd], in span order).
+ */
+function slottedAttention(
+  layer: number,
+  { storage, slots }: SlotGroup,
+  spans: readonly Span[],
+  slotQueries: readonly (Tensor | undefined)[],
+  outs: readonly Tensor[],
+  [numHeads, hd]: readonly [number, number],
+): Tensor {
+  const width = numHeads * hd;
+  const backend = outs[0]?.backend ?? storage.keys(layer).backend;
+  const idle = slotQueries.includes(undefined) ? zeros([1, 1, numHeads, hd], { backend }) : undefined;
+  const queries = concat(
+    slotQueries.flatMap((t) => t ?? idle ?? []),
+    0,
+  ); // [slots, 1, H, hd]
+  const keyLengths = new Array<number>(slots).fill(0);
+  for (const { slot, offset } of spans) if (slot !== undefined) keyLengths[slot] = offset + 1;
+  const attended = attention(queries, storage.keys(layer), storage.values(layer), {
+    mask: { kind: 'none' },
+    keyLengths,
+  }); // [slots, 1, H, hd]
+  // One table of every output row: the slots', then the other sequences' rows; each packed row picks its own.
+  const table = concat(
+    [attended.reshape([slots, width]), ...outs.map((o) => o.reshape([o.shape[1], width]))],
+    0,
+  );
+  const picks: number[] = [];
+  let next = slots;
+  for (const { slot, length } of spans) {
+    if (slot !== undefined) picks.push(slot);
+    else for (let i = 0; i < length; i++) picks.push(next++);
+  }
+  const ids = tensor(Int32Array.from(picks), [picks.length], { backend }); // [N]
+  return gather(table, ids).reshape([1, picks.length, numHeads, hd]); // [1, N, H, hd]
+}
+
 /** One decoder block over packed rows [1, N, dim], with the block's own norm placement. */
-function packedBlock(model: TransformerLM, block: DecoderBlock, x: Tensor, spans: readonly Span[]): Tensor {
+function packedBlock(
+  model: TransformerLM,
+  block: DecoderBlock,
+  x: Tensor,
+  spans: readonly Span[],
+  group: SlotGroup | undefined,
+): Tensor {
   return scope(() => {
     if (block.placement === 'pre') {
-      const h = x.add(packedAttention(model, block, block.attentionNorm.forward(x), spans));
+      const h = x.add(packedAttention(model, block, block.attentionNorm.forward(x), spans, group));
       return h.add(block.feedForward.forward(block.ffnNorm.forward(h)));
     }
-    const h = block.attentionNorm.forward(x.add(packedAttention(model, block, x, spans)));
+    const h = block.attentionNorm.forward(x.add(packedAttention(model, block, x, spans, group)));
     return block.ffnNorm.forward(h.add(block.feedForward.forward(h)));
   });
+}
+
+/** Throws unless `slot` is one of the storage's `slots` and no earlier sequence of the batch holds it. */
+function checkSlot(sequence: number, slot: number, slots: number, taken: Set<number>): void {
+  if (!Number.isInteger(slot) || slot < 0 || slot >= slots) {
+    throw new Error(
+      `forwardBatch: sequence ${sequence} is in slot ${slot}; its shared storage has slots [0, ${slots})`,
+    );
+  }
+  if (taken.has(slot)) {
+    throw new Error(
+      `forwardBatch: sequence ${sequence} is in slot ${slot}, which another sequence of the batch holds; give each sequence its own slot`,
+    );
+  }
+  taken.add(slot);
+}
+
+/**
+ * The storage of the first sequence taking a one-token step in a slot (a `SlotKVStore`), when the model attends
+ * without a sliding window (a window needs each query's own position); undefined when there is none.
+ */
+function slotGroup(model: TransformerLM, sequences: readonly BatchSequence[]): SlotGroup | undefined {
+  if (model.config.slidingWindow !== undefined) return undefined;
+  const first = sequences.find(({ tokens, cache }) => tokens.length === 1 && isSlot(cache));
+  if (first === undefined || !isSlot(first.cache)) return undefined;
+  const { storage } = first.cache;
+  return { storage, slots: storage.keys(0).shape[0] };
 }
 
 /**
  * One forward pass over several sequences at once, for continuous batching: every sequence's new tokens (one
  * for a decode step, a chunk of its prompt for a prefill) are packed as rows of a single [1, N, dim] batch, so
  * each weight matrix is read once per step for all of them; each sequence keeps its own positions and cache
- * (`update` stores its keys and values at its offset). Returns the logits [sequences, vocab] of each sequence's
+ * (`update` stores its keys and values at its offset). Sequences whose caches are slots of one shared storage
+ * (`SlotKVStore`, `@loom/kvcache`'s `SlotKVCache`) attend in one call per layer when they take a one-token step. Returns the logits [sequences, vocab] of each sequence's
  * last token; the output projection runs on those rows only. The same numbers as running each sequence alone
  * through `TransformerLM.hidden` and `project`. Dropout is not applied: this is for inference.
  */
 export function forwardBatch(model: TransformerLM, sequences: readonly BatchSequence[]): Tensor {
   checkSequences(model, sequences);
+  const group = slotGroup(model, sequences);
+  const taken = new Set<number>();
   let start = 0;
-  const spans: Span[] = sequences.map(({ tokens, offset, cache }) => {
-    const span = { start, length: tokens.length, offset, cache };
+  const spans: Span[] = sequences.map(({ tokens, offset, cache }, i) => {
+    const slotted =
+      group !== undefined && tokens.length === 1 && isSlot(cache) && cache.storage === group.storage;
+    const slot = slotted ? cache.slot : undefined;
+    if (slot !== undefined) checkSlot(i, slot, group?.slots ?? 0, taken);
+    const span = { start, length: tokens.length, offset, cache, slot };
     start += tokens.length;
     return span;
   });
@@ -107,7 +230,7 @@ export function forwardBatch(model: TransformerLM, sequences: readonly BatchSequ
       const positions = spans.flatMap(({ length, offset }) => Array.from({ length }, (_, i) => offset + i));
       x = x.add(model.posEmbeddings.forward(tensor(Int32Array.from(positions), [n], { backend }))); // + [N, dim]
     }
-    for (const block of model.layers) x = packedBlock(model, block, x, spans);
+    for (const block of model.layers) x = packedBlock(model, block, x, spans, group);
     const h = model.norm.forward(x); // [1, N, dim]
     const lasts = spans.map(({ start, length }) => h.slice([0, start + length - 1, 0], [1, 1, dim])); // [1, 1, dim]
     const last = lasts.length === 1 ? lasts[0] : concat(lasts, 1); // [1, S, dim]

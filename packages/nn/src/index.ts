@@ -1,5 +1,10 @@
 export { type AttentionMapModel, type AttentionMapOptions, attentionMap } from './attention-map';
-export { type BatchSequence, forwardBatch } from './batched-forward';
+export {
+  type BatchSequence,
+  forwardBatch,
+  type SharedKVStorage,
+  type SlotKVStore,
+} from './batched-forward';
 export type {
   ConfigInput,
   ConfigSize,

@@ -17,6 +17,8 @@ import {
   headDim,
   type KVStore,
   makeConfig,
+  type SharedKVStorage,
+  type SlotKVStore,
   type TransformerConfig,
   TransformerLM,
 } from '../src/index';
@@ -43,6 +45,53 @@ class TestCache implements KVStore {
 
   dispose(): void {
     for (const t of [...this.#keys, ...this.#values]) t.dispose();
+  }
+}
+
+/** Keys and values of `slots` sequences in one storage per layer, [slots, maxSeqLen, Hkv, hd]. */
+class TestSlots implements SharedKVStorage {
+  readonly #keys: Tensor[];
+  readonly #values: Tensor[];
+
+  constructor(config: TransformerConfig, slots: number) {
+    const shape = [slots, config.maxSeqLen, config.numKvHeads, headDim(config)];
+    this.#keys = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
+    this.#values = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
+  }
+
+  keys(layer: number): Tensor {
+    return this.#keys[layer];
+  }
+
+  values(layer: number): Tensor {
+    return this.#values[layer];
+  }
+
+  dispose(): void {
+    for (const t of [...this.#keys, ...this.#values]) t.dispose();
+  }
+}
+
+/** One sequence's slot of a TestSlots: writes its row; `update` returns copies of its keys so far. */
+class TestSlot implements SlotKVStore {
+  constructor(
+    readonly storage: TestSlots,
+    readonly slot: number,
+  ) {}
+
+  write(layer: number, k: Tensor, v: Tensor, offset: number): void {
+    writeSlice(this.storage.keys(layer), k, [this.slot, offset, 0, 0]);
+    writeSlice(this.storage.values(layer), v, [this.slot, offset, 0, 0]);
+  }
+
+  update(layer: number, k: Tensor, v: Tensor, offset: number): { k: Tensor; v: Tensor } {
+    this.write(layer, k, v, offset);
+    const [, , h, d] = k.shape;
+    const box = [1, offset + k.shape[1], h, d];
+    return {
+      k: this.storage.keys(layer).slice([this.slot, 0, 0, 0], box),
+      v: this.storage.values(layer).slice([this.slot, 0, 0, 0], box),
+    };
   }
 }
 
@@ -142,6 +191,88 @@ describe('forwardBatch', () => {
       model.dispose();
     });
   }
+
+  it('sequences in the slots of one storage decode together (one attention call) to the logits each gets alone', async () => {
+    const config = makeConfig('llama', {
+      vocabSize: 23,
+      dim: 32,
+      numLayers: 2,
+      numHeads: 4,
+      numKvHeads: 2,
+      maxSeqLen: 24,
+    });
+    const model = new TransformerLM(config, { seed: 11 });
+    const live = getBackend().liveCount();
+    const storage = new TestSlots(config, 5);
+    const prompts = [[1, 5, 9, 2, 7], [3], [4, 8, 15, 16, 22, 11, 6, 10, 12], [2, 2]];
+    // Slots out of order and one left empty; a sequence on a cache of its own decodes beside the slotted ones.
+    const own = new TestCache(config);
+    const batched: KVStore[] = [
+      new TestSlot(storage, 3),
+      new TestSlot(storage, 0),
+      new TestSlot(storage, 1),
+      own,
+    ];
+    const single = prompts.map(() => new TestCache(config));
+    const steps: [number, number[]][][] = [
+      [
+        [0, prompts[0]],
+        [2, prompts[2].slice(0, 4)],
+        [3, prompts[3]],
+      ],
+      [
+        [0, [13]],
+        [2, prompts[2].slice(4)],
+        [1, prompts[1]],
+        [3, [5]],
+      ],
+      [
+        [1, [14]],
+        [3, [6]],
+        [0, [17]],
+        [2, [19]],
+      ],
+      [
+        [2, [20]],
+        [0, [18]],
+        [1, [21]],
+      ],
+    ];
+    const offsets = prompts.map(() => 0);
+    for (const step of steps) {
+      const logits = forwardBatch(
+        model,
+        step.map(([s, tokens]) => ({ tokens, offset: offsets[s], cache: batched[s] })),
+      ); // [S, vocab]
+      const rows = await logits.float32Data();
+      logits.dispose();
+      for (const [row, [s, tokens]] of step.entries()) {
+        const expected = await alone(model, tokens, offsets[s], single[s]);
+        expectClose(rows.subarray(row * config.vocabSize, (row + 1) * config.vocabSize), expected);
+        offsets[s] += tokens.length;
+      }
+    }
+    for (const cache of [...single, own, storage]) cache.dispose();
+    expect(getBackend().liveCount()).toBe(live);
+    model.dispose();
+  });
+
+  it('refuses two sequences of a batch in one slot, and a slot past the storage', () => {
+    const config = makeConfig('llama', { vocabSize: 5, dim: 8, numLayers: 1, numHeads: 2, maxSeqLen: 4 });
+    const model = new TransformerLM(config);
+    const storage = new TestSlots(config, 2);
+    expect(() =>
+      forwardBatch(model, [
+        { tokens: [1], offset: 0, cache: new TestSlot(storage, 1) },
+        { tokens: [2], offset: 0, cache: new TestSlot(storage, 1) },
+      ]),
+    ).toThrow(/sequence 1 is in slot 1, which another sequence of the batch holds/);
+    expect(() => forwardBatch(model, [{ tokens: [1], offset: 0, cache: new TestSlot(storage, 2) }])).toThrow(
+      /sequence 0 is in slot 2; its shared storage has slots \[0, 2\)/,
+    );
+    storage.dispose();
+    model.dispose();
+  });
 
   it('refuses an empty batch, a bad token and positions past maxSeqLen, naming the sequence', () => {
     const config = makeConfig('llama', { vocabSize: 5, dim: 8, numLayers: 1, numHeads: 2, maxSeqLen: 4 });
