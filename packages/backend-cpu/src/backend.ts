@@ -10,6 +10,7 @@ import {
   type MatmulSpec,
   normalAt,
   QUANT_BLOCK,
+  quantizedShape,
   type RandomKind,
   type ReduceDims,
   type ReduceOp,
@@ -24,6 +25,7 @@ import { binaryKernel, compareKernel, whereKernel } from './binary';
 import { sumColumnsInto } from './column-sum';
 import { adamwInPlace } from './fused/adamw';
 import { attentionKernel } from './fused/attention';
+import { attentionGemmInto } from './fused/attention-gemm';
 import { decodeAttentionInto } from './fused/decode-attention';
 import { gegluInto } from './fused/geglu';
 import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
@@ -32,6 +34,7 @@ import { ropeInto } from './fused/rope';
 import { selectiveScanGradKernel, selectiveScanKernel } from './fused/selective-scan';
 import { softcapInto } from './fused/softcap';
 import { crossEntropyKernel, softmaxKernel } from './fused/softmax';
+import { swigluBlockInto } from './fused/swiglu-block';
 import { gatherKernel, scatterAddKernel } from './indexing';
 import { matmulInto } from './matmul';
 import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
@@ -96,6 +99,11 @@ export class CpuBackend implements Backend {
         ),
       swiglu: (gate, up) =>
         this.#out('f32', sizeOf(gate.shape), (o) => swigluInto(k, this.#get(gate.id), this.#get(up.id), o)),
+      swigluBlock: (x, normWeight, w1, w3, w2, eps) =>
+        this.#out('f32', sizeOf(x.shape), (o) => {
+          const [xs, ns, s1, s3, s2] = [x, normWeight, w1, w3, w2].map((t) => this.#get(t.id));
+          swigluBlockInto(k, this.precision, { x: xs, normWeight: ns, w1: s1, w3: s3, w2: s2 }, eps, o);
+        }),
       rmsnormGrad: (x, w, g, eps) =>
         this.#out('f32', sizeOf(x.shape), (o) => {
           const rows = [this.#get(x.id), this.#get(g.id)];
@@ -118,8 +126,8 @@ export class CpuBackend implements Backend {
         this.#out('f32', sizeOf(x.shape), (o) => geluGradInto(k, this.#get(x.id), this.#get(grad.id), o)),
       softcap: (x, cap) => this.#out('f32', sizeOf(x.shape), (o) => softcapInto(this.#get(x.id), cap, o)),
       quantizedMatmul: (x, scales, quants, type) => {
-        const [out, blocks] = scales.shape;
-        const product = { type, rows: sizeOf(x.shape) / (blocks * QUANT_BLOCK), out, blocks };
+        const [out, inner] = quantizedShape(type, scales.shape);
+        const product = { type, rows: sizeOf(x.shape) / inner, out, blocks: inner / QUANT_BLOCK };
         const operands = [this.#get(x.id), this.#get(scales.id), this.#get(quants.id)] as const;
         return this.#out('f32', product.rows * out, (o) => quantizedMatmulInto(k, product, ...operands, o));
       },
@@ -169,7 +177,10 @@ export class CpuBackend implements Backend {
       attention: (q, k, v, spec: AttentionSpec) =>
         this.#out('f32', sizeOf(q.shape), (o) => {
           const [qs, ks, vs] = [this.#get(q.id), this.#get(k.id), this.#get(v.id)];
-          if (!decodeAttentionInto(this.kernelSettings, qs, q.shape, ks, vs, k.shape, spec, o)) {
+          if (
+            !decodeAttentionInto(this.kernelSettings, qs, q.shape, ks, vs, k.shape, spec, o) &&
+            !attentionGemmInto(this.kernelSettings, qs, q.shape, ks, vs, k.shape, spec, o)
+          ) {
             attentionKernel(qs.f32, q.shape, ks.f32, vs.f32, k.shape, spec, o.f32);
           }
         }),

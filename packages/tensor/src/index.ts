@@ -1,11 +1,10 @@
-export type { Backend, DataId, MatmulSpec, ReduceDims, TensorInfo } from './backend';
+export type { Backend, DataId, FusedKernels, MatmulSpec, ReduceDims, TensorInfo } from './backend';
 export type { CreateOptions, NestedNumbers, RandomOptions } from './creation';
 export { arange, full, ones, rand, randn, tensor, toBackend, zeros } from './creation';
 export type { DType, HostArray } from './dtype';
 export { allocHost, bytesPerElement } from './dtype';
 export * from './elementwise';
 export { gather, scatterAdd } from './indexing';
-export type { MatmulOptions } from './matmul';
 export { matmul } from './matmul';
 export {
   assign,
@@ -41,13 +40,21 @@ export { fusedOp, inPlaceOp } from './ops/op';
 export * from './ops/table';
 export type { BinaryOp, CompareOp, RandomKind, ReduceOp, UnaryOp } from './primitive-ops';
 export { binaryOps, compareOps, unaryOps } from './primitive-ops';
-export type { QuantType } from './quantized-weight';
-export { dequantize, QUANT_BLOCK, QuantizedWeight, quantWordsPerBlock } from './quantized-weight';
+export type { QuantFormat, QuantType } from './quantized-weight';
+export {
+  dequantize,
+  QUANT_BLOCK,
+  QuantizedWeight,
+  quantFormat,
+  quantizedShape,
+  quantWordsPerBlock,
+  scaleFactors,
+} from './quantized-weight';
 export { mix32, normalAt, RANDOM_MIX_1, RANDOM_MIX_2, uniformAt } from './random';
 export { argmax, max, mean, sum } from './reduce';
 export { getBackend, setBackend } from './registry';
 export { keep, scope } from './scope';
 export type { Shape } from './shape';
 export { broadcastShapes, broadcastStrides, normalizeAxis, showShape, sizeOf, stridesOf } from './shape';
-export type { Operand } from './tensor';
-export { Tensor } from './tensor';
+export { borrowTensor } from './stored-tensor';
+export type { MatmulOptions, Operand, Tensor } from './tensor';

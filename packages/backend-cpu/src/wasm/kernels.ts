@@ -9,6 +9,8 @@ import { GEMM } from './gemm-kernel';
 import { GEMV_N, GEMV_T } from './gemv-kernel';
 import type { ArgsOf, KernelSpec, ParamKind } from './kernel-spec';
 import { NORMS } from './norm-kernel';
+import { Q4K_DOT } from './q4k-dot-kernel';
+import { Q6K_DOT } from './q6k-dot-kernel';
 import { Q4_0_DOT, Q8_0_DOT } from './quant-dot-kernel';
 import { ROPE } from './rope-kernel';
 import { SOFTMAX } from './softmax-kernel';
@@ -34,6 +36,8 @@ export const KERNELS = [
   ATTEND_ONE,
   Q8_0_DOT,
   Q4_0_DOT,
+  Q4K_DOT,
+  Q6K_DOT,
 ] as const;
 
 type RegisteredKernel = (typeof KERNELS)[number];

@@ -98,23 +98,30 @@ export type SimdMemOp = keyof typeof SimdMemOp;
 /** SIMD instructions without immediates. */
 export const SimdOp = {
   'i8x16.splat': 0x0f,
+  'i16x8.splat': 0x10,
   'i32x4.splat': 0x11,
   'f32x4.splat': 0x13,
   'f32x4.lt': 0x43,
   'f32x4.gt': 0x44,
   'v128.and': 0x4e,
+  'v128.or': 0x50,
   'v128.bitselect': 0x52,
   'f32x4.demote_f64x2_zero': 0x5e,
   'f64x2.promote_low_f32x4': 0x5f,
   'f32x4.nearest': 0x6a,
   'i8x16.shr_u': 0x6d,
   'i8x16.sub': 0x71,
+  'i16x8.narrow_i32x4_s': 0x85,
   'i16x8.extend_low_i8x16_s': 0x87,
   'i16x8.extend_high_i8x16_s': 0x88,
+  'i16x8.shl': 0x8b,
+  'i16x8.shr_u': 0x8d,
+  'i16x8.sub': 0x91,
   'i32x4.extend_low_i16x8_s': 0xa7,
   'i32x4.extend_high_i16x8_s': 0xa8,
   'i32x4.shl': 0xab,
   'i32x4.add': 0xae,
+  'i32x4.sub': 0xb1,
   'i32x4.dot_i16x8_s': 0xba,
   'f32x4.sqrt': 0xe3,
   'f32x4.add': 0xe4,
@@ -123,15 +130,21 @@ export const SimdOp = {
   'f32x4.div': 0xe7,
   'f32x4.min': 0xe8,
   'f32x4.max': 0xe9,
+  /** b < a ? b : a: one minps on x86, where `f32x4.min` needs NaN and signed-zero fix-ups. */
+  'f32x4.pmin': 0xea,
+  /** a < b ? b : a, like `f32x4.pmin`. */
+  'f32x4.pmax': 0xeb,
   'f64x2.add': 0xf0,
   'i32x4.trunc_sat_f32x4_s': 0xf8,
   'f32x4.convert_i32x4_s': 0xfa,
 } as const;
 export type SimdOp = keyof typeof SimdOp;
 
-/** Relaxed SIMD instructions (Node 22+, current browsers): a * b + c, fused where the hardware has FMA. */
+/** Relaxed SIMD instructions (Node 22+, current browsers): a * b + c, fused where the hardware has FMA; byte dot products. */
 export const RelaxedSimdOp = {
   'f32x4.relaxed_madd': 0x105,
+  /** c + the sums of four products of signed bytes of a and bytes of b, exact where b's bytes are 0-127. */
+  'i32x4.relaxed_dot_i8x16_i7x16_add_s': 0x113,
 } as const;
 export type RelaxedSimdOp = keyof typeof RelaxedSimdOp;
 

@@ -16,6 +16,7 @@ import { softcapOp } from './softcap';
 import { softmaxOp } from './softmax';
 import { softmaxCrossEntropyOp } from './softmax-cross-entropy';
 import { swigluOp } from './swiglu';
+import { swigluBlockOp } from './swiglu-block';
 
 // Each op's front-end, exported from the package through this file (index.ts re-exports it
 // whole), so a new op is named in tensor here and nowhere else: its import, its export, its entry.
@@ -39,6 +40,7 @@ export { softcap } from './softcap';
 export { softmax } from './softmax';
 export { softmaxCrossEntropy } from './softmax-cross-entropy';
 export { swiglu } from './swiglu';
+export { swigluBlock } from './swiglu-block';
 
 /** Checks that every entry is an op filed under its own name. */
 function opTable<T extends { readonly [K in keyof T]: AnyFusedOp & { readonly name: K } }>(table: T): T {
@@ -55,6 +57,7 @@ export const fusedOps = opTable({
   rope: ropeOp,
   attention: attentionOp,
   swiglu: swigluOp,
+  swigluBlock: swigluBlockOp,
   geglu: gegluOp,
   softmax: softmaxOp,
   logSoftmax: logSoftmaxOp,
@@ -72,9 +75,12 @@ export const fusedOps = opTable({
 /** Names of the fused ops. */
 export type FusedOpName = keyof typeof fusedOps;
 
-/**
- * The kernel of every fused op, typed from its module: tensor inputs as TensorInfo, then its
- * parameters; it returns new storage (nothing for in-place ops). A backend supplies
- * `Partial<FusedKernels>`; a missing kernel falls back to the op's composite.
- */
-export type FusedKernels = { readonly [K in FusedOpName]: KernelOf<(typeof fusedOps)[K]> };
+/** The kernel of every op of the table, typed from its module. */
+type TableKernels = { readonly [K in FusedOpName]: KernelOf<(typeof fusedOps)[K]> };
+
+// `Backend.fused` is typed by `FusedKernels`, declared empty in backend.ts (below the ops, which use backends)
+// and given one member per op of this table here. The package's own name, not '../backend', names the
+// module merged into, so that the merge survives bundling the declarations into one index.d.ts.
+declare module '@loom/tensor' {
+  interface FusedKernels extends TableKernels {}
+}
