@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { basename } from 'node:path';
 import { CpuBackend } from '@loom/backend-cpu';
 import { WebGPUBackend } from '@loom/backend-webgpu';
@@ -21,6 +22,11 @@ const PREFILL_TOKENS = 128;
 const RUNS = 3;
 /** Decode steps run before timing, so the JIT and the buffer pools are warm. */
 const WARM_UP_STEPS = 16;
+
+/** A load average triple as "1.23 0.98 0.75": how busy the machine was, to judge how noisy the figures are. */
+function showLoad(load: readonly number[]): string {
+  return load.map((l) => l.toFixed(2)).join(' ');
+}
 
 /** Deterministic token ids in [0, vocab). */
 function tokenIds(count: number, vocab: number): number[] {
@@ -121,7 +127,7 @@ async function createBackend(name: SuiteOptions['backend'], threads: number | un
 /** Decode steps of each quantized-format measurement unless `--tokens N` says otherwise. */
 const QUANTIZED_STEPS = 64;
 
-/** `--weights`: how a `--model` GGUF's Q8_0 / Q4_0 linear weights are held (see WeightsMode). */
+/** `--weights`: how a `--model` GGUF's Q8_0 / Q4_0 / Q4_K linear weights are held (see WeightsMode). */
 function weightsFlag(flag: string | undefined): WeightsMode {
   if (flag === undefined || flag === 'f32' || flag === 'quantized') return flag ?? 'f32';
   throw new UsageError(`--weights ${flag}: expected f32 or quantized`);
@@ -134,6 +140,8 @@ const RECOMPUTE_SAMPLES = 40;
 interface Rates {
   readonly loomPrefill: number[];
   readonly loomDecode: number[];
+  /** CPU milliseconds per decoded token, every thread of the process counted. */
+  readonly loomDecodeCpu: number[];
   readonly llamaCppDecode: number[];
   readonly llamaCppPrefill: number[];
   readonly llama2cDecode: number[];
@@ -235,6 +243,11 @@ function rateRows(name: string, steps: number, rates: Rates): Row[] {
       value: median(rates.loomPrefill),
     },
     { model: name, measure: `Loom decode ${steps} tokens (tok/s)`, value: median(rates.loomDecode) },
+    {
+      model: name,
+      measure: 'Loom decode CPU time per token (ms, all threads)',
+      value: median(rates.loomDecodeCpu),
+    },
   ];
   const loomDecode = median(rates.loomDecode);
   if (rates.llamaCppDecode.length > 0) {
@@ -298,6 +311,7 @@ export const generateSuite: Suite = {
     setBackend(backend);
     const chooser = new TokenChooser({ temperature: 0 });
     const notes: string[] = [];
+    const loadAtStart = loadavg();
     const targets: Target[] =
       modelPath === undefined
         ? defaultTargets(notes)
@@ -317,6 +331,7 @@ export const generateSuite: Suite = {
       const rates: Rates = {
         loomPrefill: [],
         loomDecode: [],
+        loomDecodeCpu: [],
         llamaCppDecode: [],
         llamaCppPrefill: [],
         llama2cDecode: [],
@@ -324,7 +339,10 @@ export const generateSuite: Suite = {
       await cachedDecodeMs(model, chooser, WARM_UP_STEPS);
       // A B A B: each round runs Loom, then every peer, in the same window.
       for (let round = 0; round < rounds; round++) {
+        const cpuBefore = process.cpuUsage();
         rates.loomDecode.push((steps * 1000) / (await cachedDecodeMs(model, chooser, steps)));
+        const cpu = process.cpuUsage(cpuBefore);
+        rates.loomDecodeCpu.push((cpu.user + cpu.system) / 1000 / steps);
         rates.loomPrefill.push(await prefillRate(model, chooser));
         if (peers.llamaCpp) {
           const { from, gguf } = peers.llamaCpp;
@@ -355,13 +373,19 @@ export const generateSuite: Suite = {
       };
       rows.push(...(await quantizedDecodeRows(quantized, backend)));
       notes.push(
-        `quantized rows: random models, linear layers in f32, Q8_0 and Q4_0 (quantized in process), measured in turn each of ${quantized.rounds} round(s), median; --quantized none skips them.`,
+        `quantized rows: random models, linear layers in f32, Q8_0, Q4_0 and Q4_K (quantized in process; Q4_0 where a layer's input is not a multiple of 256), measured in turn each of ${quantized.rounds} round(s), median; --quantized none skips them.`,
       );
     }
     notes.push(
       `median of ${rounds} round(s); ${backend instanceof CpuBackend ? backend.kernelSettings.threads : threads} CPU thread(s) for Loom.`,
     );
     if (withPeers) notes.push('peers ran after Loom in every round, on the same weights and thread count.');
+    notes.push(
+      'Loom CPU time per token counts the process while it decodes, not while it waits for a core: a busy machine moves it less than tokens/s.',
+    );
+    notes.push(
+      `load average (1, 5, 15 min): ${showLoad(loadAtStart)} at the start, ${showLoad(loadavg())} at the end.`,
+    );
     notes.push(
       'greedy decoding with the argmax on the device; weights are random except for trained checkpoints.',
     );
