@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { forwardBatch, type TransformerLM } from '@loom/nn';
+import { kvCacheBytes, SlotKVCache } from '@loom/kvcache';
+import { forwardBatch, headDim, type TransformerLM } from '@loom/nn';
 import type { Tokenizer } from '@loom/tokenizer';
 import { ApiError } from './api-error';
 import type { Metrics } from './metrics';
@@ -24,6 +25,35 @@ export interface BatcherOptions {
   readonly prefillChunk?: number;
 }
 
+/**
+ * Bytes of keys and values up to which the sequences share one slot cache of `parallel` slots of the whole context,
+ * allocated while the batcher is busy; past it each sequence gets a cache of its own request's size instead.
+ */
+const SHARED_CACHE_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The cache the decoding sequences share, its slots attended together in each decode step: undefined for a
+ * sliding-window model (its sequences keep rings) or when `parallel` whole contexts would pass SHARED_CACHE_MAX_BYTES.
+ */
+function sharedCache(model: TransformerLM, parallel: number): SlotKVCache | undefined {
+  const { config } = model;
+  if (config.slidingWindow !== undefined && config.slidingWindow < config.maxSeqLen) return undefined;
+  const bytes = kvCacheBytes({
+    batch: parallel,
+    seqLen: config.maxSeqLen,
+    layers: config.numLayers,
+    kvHeads: config.numKvHeads,
+    headDim: headDim(config),
+    bytesPerElement: 4,
+  });
+  if (bytes > SHARED_CACHE_MAX_BYTES) return undefined;
+  try {
+    return SlotKVCache.forModel(config, { slots: parallel, backend: model.backend });
+  } catch {
+    return undefined; // no room for it now: each sequence allocates its own cache, or fails with its own error
+  }
+}
+
 interface Entry {
   readonly sequence: Sequence;
   readonly listener: SequenceListener;
@@ -41,6 +71,8 @@ export class Batcher {
   readonly #running: Entry[] = [];
   readonly #prefillChunk: number;
   #loop: Promise<void> | undefined;
+  /** The slot cache of the current busy spell (see sharedCache), freed when nothing is left to do. */
+  #slots: SlotKVCache | undefined;
 
   constructor(
     readonly model: TransformerLM,
@@ -90,12 +122,18 @@ export class Batcher {
   }
 
   async #run(): Promise<void> {
-    while (this.#waiting.length + this.#running.length > 0) {
-      this.#expire(this.#waiting);
-      this.#expire(this.#running);
-      this.#admit();
-      if (this.#running.length > 0) await this.#step();
-      await nextTurn(); // let requests arrive and clients leave between steps
+    this.#slots = sharedCache(this.model, this.options.parallel);
+    try {
+      while (this.#waiting.length + this.#running.length > 0) {
+        this.#expire(this.#waiting);
+        this.#expire(this.#running);
+        this.#admit();
+        if (this.#running.length > 0) await this.#step();
+        await nextTurn(); // let requests arrive and clients leave between steps
+      }
+    } finally {
+      this.#slots?.dispose();
+      this.#slots = undefined;
     }
   }
 
@@ -127,7 +165,7 @@ export class Batcher {
     while (this.#running.length < this.options.parallel && this.#waiting.length > 0) {
       const entry = this.#waiting.shift() as Entry;
       try {
-        entry.sequence.admit(this.model);
+        entry.sequence.admit(this.model, this.#slots);
       } catch (error) {
         entry.listener.fail(serverError(error));
         continue;

@@ -1,4 +1,4 @@
-import { cacheForModel, type ModelKVCache } from '@loom/kvcache';
+import { cacheForModel, type KVSlot, type ModelKVCache, type SlotKVCache } from '@loom/kvcache';
 import type { TransformerLM } from '@loom/nn';
 import { defaultEosTokens } from '@loom/runtime';
 import { Sampler, StoppingCriteria, type StopReason, type TokenLogprob } from '@loom/sampler';
@@ -41,7 +41,7 @@ export class Sequence {
   readonly #decoder: StreamDecoder;
   readonly #promptTokens: number;
   #pending: number[];
-  #cache: ModelKVCache | undefined;
+  #cache: ModelKVCache | KVSlot | undefined;
   #capacity = 0;
   #offset = 0;
   #generated = 0;
@@ -66,16 +66,18 @@ export class Sequence {
   }
 
   /**
-   * Allocates the cache for the prompt plus max_tokens positions, at most the model's context: a ring of W slots for
-   * a sliding-window model whose window W is shorter.
+   * Takes a slot of `slots` (the batcher's shared cache, whose slots hold the model's whole context) or else
+   * allocates the cache for the prompt plus max_tokens positions, at most the model's context: a ring of W slots
+   * for a sliding-window model whose window W is shorter.
    */
-  admit(model: TransformerLM): void {
+  admit(model: TransformerLM, slots?: SlotKVCache): void {
     const { maxSeqLen } = model.config;
     this.#capacity = Math.min(maxSeqLen, this.#promptTokens + (this.request.maxTokens ?? maxSeqLen));
-    this.#cache = cacheForModel(model.config, { capacity: this.#capacity, backend: model.backend });
+    this.#cache =
+      slots?.acquire() ?? cacheForModel(model.config, { capacity: this.#capacity, backend: model.backend });
   }
 
-  get cache(): ModelKVCache {
+  get cache(): ModelKVCache | KVSlot {
     if (this.#cache === undefined) throw new Error('Sequence: not admitted yet');
     return this.#cache;
   }
@@ -122,10 +124,13 @@ export class Sequence {
     return { step, finish: undefined };
   }
 
-  /** Frees the cache (idempotent). */
+  /** Frees the cache, or gives its slot back (idempotent). */
   release(): void {
-    this.#cache?.dispose();
+    const cache = this.#cache;
     this.#cache = undefined;
+    if (cache === undefined) return;
+    if ('slot' in cache) cache.release();
+    else cache.dispose();
   }
 
   #finish(reason: FinishReason, text: string): Finish {

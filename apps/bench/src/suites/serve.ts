@@ -1,5 +1,5 @@
 import { CpuBackend } from '@loom/backend-cpu';
-import { KVCache } from '@loom/kvcache';
+import { KVCache, SlotKVCache } from '@loom/kvcache';
 import { loadModelFile, transformerFromTensors } from '@loom/models';
 import { forwardBatch, TransformerLM } from '@loom/nn';
 import { argmax } from '@loom/sampler';
@@ -15,11 +15,26 @@ const STREAMS = [1, 2, 4, 8, 16];
 const PROMPT_TOKENS = 8;
 const ROUNDS = 3;
 
-/** Seconds of `steps` batched greedy decode steps of `streams` sequences, each after its own prompt. */
-async function decodeSeconds(model: TransformerLM, streams: number, steps: number): Promise<number> {
+/** How the streams keep their keys and values: a cache each, or the slots of one cache (as the server does). */
+type CacheKind = 'own' | 'slots';
+
+/**
+ * Seconds of `steps` batched greedy decode steps of `streams` sequences, each after its own prompt, with their
+ * caches of `kind`.
+ */
+async function decodeSeconds(
+  model: TransformerLM,
+  streams: number,
+  steps: number,
+  kind: CacheKind,
+): Promise<number> {
   const { vocabSize } = model.config;
+  const capacity = PROMPT_TOKENS + steps;
+  const backend = model.backend;
+  const shared =
+    kind === 'slots' ? SlotKVCache.forModel(model.config, { slots: streams, capacity, backend }) : undefined;
   const caches = Array.from({ length: streams }, () =>
-    KVCache.forModel(model.config, { capacity: PROMPT_TOKENS + steps, backend: model.backend }),
+    shared ? shared.acquire() : KVCache.forModel(model.config, { capacity, backend }),
   );
   // Different prompts, so the sequences differ: token ids spread over the vocabulary.
   let tokens = caches.map((_, s) =>
@@ -40,7 +55,11 @@ async function decodeSeconds(model: TransformerLM, streams: number, steps: numbe
   const start = performance.now();
   for (let step = 1; step < steps; step++) await run();
   const seconds = (performance.now() - start) / 1000;
-  for (const cache of caches) cache.dispose();
+  for (const cache of caches) {
+    if (cache instanceof KVCache) cache.dispose();
+    else cache.release();
+  }
+  shared?.dispose();
   return seconds;
 }
 
@@ -80,20 +99,32 @@ export const serveSuite: Suite = {
     const rows: Row[] = [];
     for (const target of targets(notes)) {
       const model = target.build();
-      await decodeSeconds(model, 1, 8); // warm the JIT and the buffer pools
+      await decodeSeconds(model, 1, 8, 'slots'); // warm the JIT and the buffer pools
       let single = 0;
       for (const streams of STREAMS) {
-        const times: number[] = [];
-        for (let round = 0; round < ROUNDS; round++) times.push(await decodeSeconds(model, streams, steps));
-        const rate = (streams * (steps - 1)) / median(times);
+        // Rounds alternate the two cache kinds, so both see the same load.
+        const times: Record<CacheKind, number[]> = { own: [], slots: [] };
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const kind of ['slots', 'own'] as const)
+            times[kind].push(await decodeSeconds(model, streams, steps, kind));
+        }
+        const rate = (streams * (steps - 1)) / median(times.slots);
+        const own = (streams * (steps - 1)) / median(times.own);
         if (streams === 1) single = rate;
-        rows.push({ model: target.name, streams, 'decode tok/s': rate, 'vs 1 stream (x)': rate / single });
+        rows.push({
+          model: target.name,
+          streams,
+          'decode tok/s': rate,
+          'vs 1 stream (x)': rate / single,
+          'own caches tok/s': own,
+        });
       }
       model.dispose();
     }
     notes.push(
       `${steps - 1} decode steps after a ${PROMPT_TOKENS}-token prompt per stream, one forwardBatch pass per step ` +
-        `over all streams, greedy; median of ${ROUNDS} rounds; ${backend instanceof CpuBackend ? backend.kernelSettings.threads : threads} CPU thread(s).`,
+        'over all streams, greedy, the streams in the slots of one SlotKVCache as the server keeps them (one attention ' +
+        `call per layer); "own caches": a KVCache per stream (attention per stream). Median of ${ROUNDS} rounds; ${backend instanceof CpuBackend ? backend.kernelSettings.threads : threads} CPU thread(s).`,
     );
     return { title: `serve: batched decode on ${options.backend}`, rows, notes };
   },
