@@ -28,6 +28,7 @@ import { attentionKernel } from './fused/attention';
 import { attentionGemmInto } from './fused/attention-gemm';
 import { decodeAttentionInto } from './fused/decode-attention';
 import { gegluInto } from './fused/geglu';
+import { halfMatmulInto } from './fused/half-matmul';
 import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
 import { quantizedMatmulInto } from './fused/quantized-matmul';
 import { ropeInto } from './fused/rope';
@@ -130,6 +131,13 @@ export class CpuBackend implements Backend {
         const product = { type, rows: sizeOf(x.shape) / inner, out, blocks: inner / QUANT_BLOCK };
         const operands = [this.#get(x.id), this.#get(scales.id), this.#get(quants.id)] as const;
         return this.#out('f32', product.rows * out, (o) => quantizedMatmulInto(k, product, ...operands, o));
+      },
+      halfMatmul: (x, packed, type) => {
+        const [out, words] = packed.shape;
+        const product = { type, rows: sizeOf(x.shape) / (words * 2), out, inner: words * 2 };
+        return this.#out('f32', product.rows * out, (o) =>
+          halfMatmulInto(k, product, this.#get(x.id), this.#get(packed.id), o),
+        );
       },
       selectiveScan: (x, delta, a, b, c, d) =>
         this.#out('f32', sizeOf(x.shape), (o) =>

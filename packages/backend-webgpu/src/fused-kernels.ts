@@ -3,6 +3,7 @@ import { attention } from './kernels/attention';
 import { softmaxCrossEntropy } from './kernels/cross-entropy';
 import { geglu } from './kernels/geglu';
 import { geluGrad } from './kernels/gelu-grad';
+import { halfMatmul } from './kernels/half-matmul';
 import { layernorm } from './kernels/layernorm';
 import { quantizedMatmul } from './kernels/quantized-matmul';
 import { rmsnorm } from './kernels/rmsnorm';
@@ -32,6 +33,7 @@ export function fusedKernels(rt: GpuRuntime): Partial<FusedKernels> {
     geluGrad: (x, grad) => geluGrad(rt, x, grad),
     softcap: (x, cap) => softcap(rt, x, cap),
     quantizedMatmul: (x, scales, quants, type) => quantizedMatmul(rt, x, scales, quants, type),
+    halfMatmul: (x, packed, type) => halfMatmul(rt, x, packed, type),
     selectiveScan: (x, delta, a, b, c, dSkip) => selectiveScan(rt, x, delta, a, b, c, dSkip),
     selectiveScanGrad: (x, delta, a, b, c, dSkip, g) => selectiveScanGrad(rt, x, delta, a, b, c, dSkip, g),
   };

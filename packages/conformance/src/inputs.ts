@@ -1,4 +1,13 @@
-import { type Backend, type InputSpec, normalAt, sizeOf, type Tensor, tensor, uniformAt } from '@loom/tensor';
+import {
+  type Backend,
+  type InputSpec,
+  normalAt,
+  packHalves,
+  sizeOf,
+  type Tensor,
+  tensor,
+  uniformAt,
+} from '@loom/tensor';
 
 export type { Distribution, InputSpec } from '@loom/tensor';
 
@@ -16,6 +25,10 @@ function fineUniformAt(seed: number, i: number, span: number): number {
 export function hostValues(spec: InputSpec, seed: number): Float32Array | Int32Array {
   const n = sizeOf(spec.shape);
   const dist = spec.dist ?? { kind: 'normal' };
+  if (dist.kind === 'halves') {
+    const values = Float32Array.from({ length: 2 * n }, (_, i) => normalAt(seed, i) * dist.scale);
+    return packHalves(dist.type, values);
+  }
   const dtype = spec.dtype ?? (dist.kind === 'ints' ? 'i32' : 'f32');
   const out = dtype === 'f32' ? new Float32Array(n) : new Int32Array(n);
   for (let i = 0; i < n; i++) {

@@ -43,7 +43,8 @@ function weightsInDirectory(dir: string): string | undefined {
  * or its model.safetensors), whose files are checked against their recorded sizes and hashes. Only regular files
  * are read; headers are checked against the file size before any tensor is read, tensors are read one at a time
  * by position (no whole-file buffer, no 2 GiB limit), validated against the config, and checked to be finite.
- * `options.weights: 'quantized'` keeps a GGUF file's Q8_0 / Q4_0 / Q4_K linear-layer blocks as well (see WeightsMode).
+ * `options.weights: 'quantized'` keeps a GGUF file's Q8_0 / Q4_0 / Q4_K / Q6_K linear-layer blocks as well, and a
+ * BF16 / F16 safetensors file's linear weights at 16 bits (see WeightsMode).
  */
 export function loadModelFile(path: string, options: LoadOptions = {}): LoadedModel {
   if (!existsSync(path)) throw new Error(`${path}: no such file or directory`);
@@ -60,7 +61,7 @@ export function loadModelFile(path: string, options: LoadOptions = {}): LoadedMo
     if (detectModelFormat(headOf(file, DETECT_BYTES)) !== 'safetensors')
       return readModel(file, undefined, options);
     const configJson = readConfigBeside(path);
-    if (!isLoomConfigJson(configJson)) return readModel(file, configJson);
+    if (!isLoomConfigJson(configJson)) return readModel(file, configJson, options);
     if (basename(path) !== CHECKPOINT_FILES.model) {
       throw new Error(
         `${path}: sits in a Loom checkpoint directory, whose weights are ${CHECKPOINT_FILES.model}; pass the directory ${dirname(path)}`,

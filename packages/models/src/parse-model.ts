@@ -3,11 +3,13 @@ import type { ModelConfig } from './config';
 import { DETECT_BYTES, detectModelFormat, unknownFormatError } from './detect';
 import { checkFiniteWeights } from './finite';
 import { readGguf } from './gguf/llama';
-import type { LoadOptions, NamedQuantizedTensor } from './gguf/quantized';
+import { type LoadOptions, type NamedQuantizedTensor, weightsModeOf } from './gguf/quantized';
+import { halfLinearTensors, type NamedHalfTensor, storedHalfType } from './half-linears';
 import { parseHfConfig } from './hf/config';
 import { fromHfTensors } from './hf/names';
 import { readLlama2c } from './llama2c/read';
 import { isLoomConfigJson, parseLoomConfigJson } from './loom-config';
+import type { SafetensorsDType } from './safetensors/dtype';
 import { readSafetensors } from './safetensors/read';
 import type { NamedTensor } from './tensor';
 import { validateTensors } from './validate';
@@ -22,8 +24,20 @@ export interface LoadedModel {
   tensors: NamedTensor[];
   /** A GGUF file's Q8_0 / Q4_0 / Q4_K linear-layer weights, kept quantized when loaded with `weights: 'quantized'`. */
   quantized?: NamedQuantizedTensor[];
+  /** A BF16 / F16 safetensors checkpoint's linear-layer weights, kept at 16 bits when loaded with `weights: 'quantized'`. */
+  halves?: NamedHalfTensor[];
   /** Loom tokenizer JSON text: a Loom checkpoint's tokenizer.json when it has one, or a GGUF file's vocabulary. */
   tokenizerJson?: string;
+}
+
+/** With `weights: 'quantized'`, a 16-bit checkpoint's linear weights packed back to their stored type. */
+function keptHalves(
+  tensors: readonly NamedTensor[],
+  dtypes: ReadonlyMap<string, SafetensorsDType>,
+  options: LoadOptions,
+): { halves?: NamedHalfTensor[] } {
+  const type = weightsModeOf(options) === 'quantized' ? storedHalfType(dtypes) : undefined;
+  return type === undefined ? {} : { halves: halfLinearTensors(tensors, type) };
 }
 
 function readRecognised(file: ByteSource, configJson: unknown, options: LoadOptions): LoadedModel {
@@ -43,14 +57,14 @@ function readRecognised(file: ByteSource, configJson: unknown, options: LoadOpti
       // The config first: it is small, and a bad one is refused before any weight is read.
       if (isLoomConfigJson(configJson)) {
         const { config } = parseLoomConfigJson(configJson, `config.json of ${source}`);
-        return {
-          format: 'loom',
-          config,
-          tensors: validateTensors(config, readSafetensors(file).tensors, source),
-        };
+        const contents = readSafetensors(file);
+        const tensors = validateTensors(config, contents.tensors, source);
+        return { format: 'loom', config, tensors, ...keptHalves(tensors, contents.dtypes, options) };
       }
       const config = parseHfConfig(configJson, `config.json of ${source}`);
-      return { format: 'hf', config, tensors: fromHfTensors(config, readSafetensors(file).tensors, source) };
+      const contents = readSafetensors(file);
+      const tensors = fromHfTensors(config, contents.tensors, source);
+      return { format: 'hf', config, tensors, ...keptHalves(tensors, contents.dtypes, options) };
     }
     case undefined:
       throw unknownFormatError(head, source);

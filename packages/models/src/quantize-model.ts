@@ -4,7 +4,7 @@ import { type QuantizedType, quantize } from './gguf/quantize';
 import { type NamedQuantizedTensor, repackGgufBlocks } from './gguf/quantized';
 
 /** Every Linear of `model` by the name of its weight parameter (`layers.0.attention.wq.weight`). */
-function linearsByWeightName(model: Module): Map<string, Linear> {
+export function linearsByWeightName(model: Module): Map<string, Linear> {
   const names = new Map(model.namedParameters().map(([name, t]) => [t, name]));
   const linears = new Map<string, Linear>();
   for (const m of model.modules()) {

@@ -1,6 +1,7 @@
 import { Linear, TransformerLM } from '@loom/nn';
 import type { ModelConfig } from './config';
 import type { NamedQuantizedTensor } from './gguf/quantized';
+import { type NamedHalfTensor, useHalfWeights } from './half-linears';
 import { useQuantizedWeights } from './quantize-model';
 import type { NamedTensor } from './tensor';
 import { validateTensors } from './validate';
@@ -14,6 +15,8 @@ export interface ModelWeights {
    * `tensors` too, and are copied in and freed again, so the model holds only the blocks.
    */
   readonly quantized?: readonly NamedQuantizedTensor[];
+  /** Linear-layer weights to keep at 16 bits (a BF16 / F16 checkpoint loaded with `weights: 'quantized'`). */
+  readonly halves?: readonly NamedHalfTensor[];
 }
 
 /**
@@ -30,7 +33,8 @@ export function transformerFromTensors(weights: ModelWeights, source = 'model'):
   try {
     model.loadStateDict(new Map(tensors.map((t) => [t.name, t])));
     useQuantizedWeights(model, weights.quantized ?? [], source);
-    // The quantized layers' products read their blocks: their f32 weights are not kept.
+    useHalfWeights(model, weights.halves ?? [], source);
+    // The compact layers' products read their blocks or halves: their f32 weights are not kept.
     for (const m of model.modules()) if (m instanceof Linear && m.quantized !== undefined) m.releaseWeight();
   } catch (error) {
     model.dispose();

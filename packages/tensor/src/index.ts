@@ -4,6 +4,8 @@ export { arange, full, ones, rand, randn, tensor, toBackend, zeros } from './cre
 export type { DType, HostArray } from './dtype';
 export { allocHost, bytesPerElement } from './dtype';
 export * from './elementwise';
+export { bf16ToF32, f16ToF32, f32ToBf16Bits, f32ToF16Bits } from './half';
+export { checkHalf, type HalfType, HalfWeight, packHalves, unpackHalves } from './half-weight';
 export { gather, scatterAdd } from './indexing';
 export { matmul } from './matmul';
 export {

@@ -7,6 +7,7 @@ import { ELEMENTWISE } from './elementwise-kernel';
 import { GEMM_FEW_T } from './gemm-few-kernel';
 import { GEMM } from './gemm-kernel';
 import { GEMV_N, GEMV_T } from './gemv-kernel';
+import { BF16_DOT, F16_DOT } from './half-dot-kernel';
 import type { ArgsOf, KernelSpec, ParamKind } from './kernel-spec';
 import { NORMS } from './norm-kernel';
 import { Q4K_DOT } from './q4k-dot-kernel';
@@ -38,6 +39,8 @@ export const KERNELS = [
   Q4_0_DOT,
   Q4K_DOT,
   Q6K_DOT,
+  BF16_DOT,
+  F16_DOT,
 ] as const;
 
 type RegisteredKernel = (typeof KERNELS)[number];

@@ -120,6 +120,7 @@ export const SimdOp = {
   'i32x4.extend_low_i16x8_s': 0xa7,
   'i32x4.extend_high_i16x8_s': 0xa8,
   'i32x4.shl': 0xab,
+  'i32x4.shr_u': 0xad,
   'i32x4.add': 0xae,
   'i32x4.sub': 0xb1,
   'i32x4.dot_i16x8_s': 0xba,

@@ -1,4 +1,11 @@
-import { matmul, type QuantizedWeight, quantizedMatmul, type Tensor } from '@loom/tensor';
+import {
+  HalfWeight,
+  halfMatmul,
+  matmul,
+  type QuantizedWeight,
+  quantizedMatmul,
+  type Tensor,
+} from '@loom/tensor';
 import { constantInit, normalInit } from '../init';
 import { Module } from '../module';
 
@@ -17,16 +24,16 @@ export interface LinearAdapter {
 
 /**
  * y = x Wᵀ (+ b) (+ adapter(x)), with W stored [out, in] as in PyTorch and llama2.c. With `quantized` set the
- * product reads that block-quantized copy of W instead (inference on a quantized checkpoint); `weight` stays the
- * parameter that training, LoRA and checkpoints see.
+ * product reads that compact copy of W instead — block-quantized or 16-bit (inference on a quantized or BF16/F16
+ * checkpoint); `weight` stays the parameter that training, LoRA and checkpoints see.
  */
 export class Linear extends Module {
   readonly weight: Tensor;
   readonly bias: Tensor | undefined;
   /** Added to the output when set; its parameters are not this module's (see `applyLora`). */
   adapter: LinearAdapter | undefined = undefined;
-  /** A quantized copy of `weight` [out, in] the forward product reads when set; this layer owns it (see `useQuantized`). */
-  #quantized: QuantizedWeight | undefined = undefined;
+  /** A compact copy of `weight` [out, in] the forward product reads when set; this layer owns it (see `useQuantized`). */
+  #quantized: QuantizedWeight | HalfWeight | undefined = undefined;
 
   constructor(
     readonly inFeatures: number,
@@ -43,16 +50,16 @@ export class Linear extends Module {
       : undefined;
   }
 
-  /** The quantized copy of the weight the product reads, if any. */
-  get quantized(): QuantizedWeight | undefined {
+  /** The compact copy of the weight the product reads, if any. */
+  get quantized(): QuantizedWeight | HalfWeight | undefined {
     return this.#quantized;
   }
 
   /**
-   * Makes the forward product read `w`, a quantized form of this layer's weight (same [out, in]); the layer takes
-   * ownership and frees it on dispose (or when replaced). Gradients then reach x only: do not train through it.
+   * Makes the forward product read `w`, a quantized or 16-bit form of this layer's weight (same [out, in]); the layer
+   * takes ownership and frees it on dispose (or when replaced). Gradients then reach x only: do not train through it.
    */
-  useQuantized(w: QuantizedWeight): void {
+  useQuantized(w: QuantizedWeight | HalfWeight): void {
     const [out, inner] = w.shape;
     if (out !== this.outFeatures || inner !== this.inFeatures) {
       throw new Error(
@@ -79,9 +86,13 @@ export class Linear extends Module {
 
   /** x [..., in] -> [..., out]. */
   forward(x: Tensor): Tensor {
-    const y = this.#quantized
-      ? quantizedMatmul(x, this.#quantized)
-      : matmul(x, this.weight, { transB: true });
+    const packed = this.#quantized;
+    const y =
+      packed === undefined
+        ? matmul(x, this.weight, { transB: true })
+        : packed instanceof HalfWeight
+          ? halfMatmul(x, packed)
+          : quantizedMatmul(x, packed);
     const biased = this.bias ? y.add(this.bias) : y;
     if (biased !== y) y.dispose();
     if (!this.adapter) return biased;

@@ -1,4 +1,5 @@
 import type { DType } from '../dtype';
+import type { HalfType } from '../half-weight';
 import type { Shape } from '../shape';
 
 /** How the values of a generated input are drawn. */
@@ -6,7 +7,9 @@ export type Distribution =
   | { readonly kind: 'normal'; readonly scale?: number }
   | { readonly kind: 'positive' }
   | { readonly kind: 'uniform'; readonly low: number; readonly high: number }
-  | { readonly kind: 'ints'; readonly low: number; readonly high: number };
+  | { readonly kind: 'ints'; readonly low: number; readonly high: number }
+  /** i32 words each packing two finite 16-bit floats (normal · scale, rounded to the type), as HalfWeight holds them. */
+  | { readonly kind: 'halves'; readonly type: HalfType; readonly scale: number };
 
 /** One input of a conformance case: its shape, dtype and distribution. */
 export interface InputSpec {

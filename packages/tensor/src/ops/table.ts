@@ -2,6 +2,7 @@ import { adamwOp } from './adamw';
 import { attentionOp } from './attention';
 import { gegluOp } from './geglu';
 import { geluGradOp } from './gelu-grad';
+import { halfMatmulOp } from './half-matmul';
 import { layernormOp } from './layernorm';
 import { layernormGradOp } from './layernorm-grad';
 import { logSoftmaxOp } from './log-softmax';
@@ -26,6 +27,7 @@ export type { AttentionOptions } from './attention';
 export { attention } from './attention';
 export { geglu } from './geglu';
 export { geluGrad } from './gelu-grad';
+export { halfMatmul } from './half-matmul';
 export { layernorm } from './layernorm';
 export { layernormGrad } from './layernorm-grad';
 export { logSoftmax } from './log-softmax';
@@ -68,6 +70,7 @@ export const fusedOps = opTable({
   adamw: adamwOp,
   softcap: softcapOp,
   quantizedMatmul: quantizedMatmulOp,
+  halfMatmul: halfMatmulOp,
   selectiveScan: selectiveScanOp,
   selectiveScanGrad: selectiveScanGradOp,
 });

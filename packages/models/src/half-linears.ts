@@ -1,0 +1,71 @@
+import type { Module } from '@loom/nn';
+import { type HalfType, HalfWeight, packHalves, tensor } from '@loom/tensor';
+import { isLinearWeight } from './gguf/quantized';
+import { linearsByWeightName } from './quantize-model';
+import type { SafetensorsDType } from './safetensors/dtype';
+import type { NamedTensor } from './tensor';
+
+/** A linear layer's weight [out, in] kept at 16 bits, laid out as HalfWeight expects. */
+export interface NamedHalfTensor {
+  readonly name: string;
+  readonly type: HalfType;
+  /** [out, in]. */
+  readonly shape: readonly [number, number];
+  /** Two values per word, [out, in / 2]. */
+  readonly packed: Int32Array;
+}
+
+/**
+ * The 16-bit type every float tensor of a file was stored in (its safetensors dtypes), or undefined when any is F32
+ * or they differ: a checkpoint saved in BF16 or F16 throughout, as Hugging Face checkpoints are.
+ */
+export function storedHalfType(dtypes: ReadonlyMap<string, SafetensorsDType>): HalfType | undefined {
+  const floats = [...dtypes.values()].filter((dtype) => dtype !== 'I32');
+  if (floats.length > 0 && floats.every((dtype) => dtype === 'BF16')) return 'bf16';
+  if (floats.length > 0 && floats.every((dtype) => dtype === 'F16')) return 'f16';
+  return undefined;
+}
+
+/**
+ * The linear-layer weights among `tensors` (Loom names) packed back to `type`: exact, since their float32 values were
+ * widened from that type (rows of odd length stay float32 only).
+ */
+export function halfLinearTensors(tensors: readonly NamedTensor[], type: HalfType): NamedHalfTensor[] {
+  return tensors.flatMap((t) => {
+    if (!isLinearWeight(t.name) || t.shape.length !== 2 || t.shape[1] % 2 !== 0) return [];
+    const shape: [number, number] = [t.shape[0], t.shape[1]];
+    return [{ name: t.name, type, shape, packed: packHalves(type, t.data) }];
+  });
+}
+
+/**
+ * Hands each 16-bit weight to the Linear whose weight parameter has its name, uploaded to the model's backend, so
+ * its products read half the bytes; `source` names the weights in errors.
+ */
+export function useHalfWeights(model: Module, halves: readonly NamedHalfTensor[], source: string): void {
+  if (halves.length === 0) return;
+  const linears = linearsByWeightName(model);
+  for (const h of halves) {
+    const linear = linears.get(h.name);
+    if (linear === undefined)
+      throw new Error(`${source}: 16-bit tensor ${h.name} is not a linear layer's weight`);
+    const [out, inner] = h.shape;
+    const packed = tensor(h.packed, [out, inner / 2], { backend: model.backend, dtype: 'i32' }); // [out, in / 2]
+    linear.useQuantized(new HalfWeight(h.type, packed));
+  }
+}
+
+/**
+ * Rounds the weight of every Linear of `model` (of even input size) to `type` and has its products read the 16-bit
+ * form (the f32 weights stay the parameters); returns the number of layers converted. For inference.
+ */
+export async function halfLinears(model: Module, type: HalfType): Promise<number> {
+  const tensors: NamedTensor[] = [];
+  for (const [name, param] of model.namedParameters()) {
+    if (isLinearWeight(name))
+      tensors.push({ name, shape: [...param.shape], data: await param.float32Data() });
+  }
+  const halves = halfLinearTensors(tensors, type);
+  useHalfWeights(model, halves, 'halfLinears');
+  return halves.length;
+}
