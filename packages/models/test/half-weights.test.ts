@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   halfLinears,
   loadModelFile,
+  serializeGguf,
   serializeSafetensors,
   toHfConfig,
   toHfTensors,
@@ -25,7 +26,8 @@ function halfDirectory(dtype: 'BF16' | 'F16' | 'F32'): string {
 }
 
 describe('16-bit checkpoints loaded with weights: quantized', () => {
-  setBackend(new CpuBackend());
+  const backend = new CpuBackend();
+  setBackend(backend);
   const ids = tensor(Int32Array.of(1, 5, 9, 3), [1, 4], { dtype: 'i32' });
 
   for (const [dtype, type] of [
@@ -49,6 +51,34 @@ describe('16-bit checkpoints loaded with weights: quantized', () => {
       const got = await model.forward(ids).data();
       const worst = Math.max(...got.map((v, i) => Math.abs(v - want[i])));
       expect(worst).toBeLessThan(1e-4);
+      reference.dispose();
+      model.dispose();
+    });
+  }
+
+  for (const [weightType, type] of [
+    ['F16', 'f16'],
+    ['BF16', 'bf16'],
+  ] as const) {
+    it(`a ${weightType} GGUF file: its linear weights are kept as the file's bytes, and the logits equal the widened model's`, async () => {
+      const config = { ...tinyLlama, tiedEmbeddings: false };
+      const path = join(tempDir(), `model-${type}.gguf`);
+      writeFileSync(path, serializeGguf(config, randomModel(config, 13), { weightType }));
+      const widened = loadModelFile(path);
+      const kept = loadModelFile(path, { weights: 'quantized' });
+      expect(widened.halves).toBeUndefined();
+      expect(kept.halves?.length).toBe(1 + 7 * config.numLayers);
+      expect(kept.halves?.every((h) => h.type === type)).toBe(true);
+      const start = backend.liveBytes();
+      const reference = transformerFromTensors(widened);
+      const f32Bytes = backend.liveBytes() - start;
+      const model = transformerFromTensors(kept);
+      // The linear weights are held at 2 bytes a value instead of 4; embeddings and norms stay f32.
+      const linearValues = (kept.halves ?? []).reduce((sum, h) => sum + h.shape[0] * h.shape[1], 0);
+      expect(backend.liveBytes() - start - f32Bytes).toBe(f32Bytes - 2 * linearValues);
+      const want = await reference.forward(ids).data();
+      const got = await model.forward(ids).data();
+      expect(Math.max(...got.map((v, i) => Math.abs(v - want[i])))).toBeLessThan(1e-4);
       reference.dispose();
       model.dispose();
     });

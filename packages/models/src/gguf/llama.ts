@@ -1,7 +1,8 @@
 import { CONFIG_LIMITS, validateConfig } from '@loom/nn';
-import type { QuantType } from '@loom/tensor';
+import type { HalfType, QuantType } from '@loom/tensor';
 import type { ByteSource } from '../byte-source';
 import type { ModelConfig } from '../config';
+import type { NamedHalfTensor } from '../half-linears';
 import type { NamedTensor } from '../tensor';
 import { validateTensors } from '../validate';
 import { GGML_TYPES, type GgmlTypeName, OTHER_GGML_TYPES } from './ggml-types';
@@ -94,6 +95,9 @@ const KEPT_QUANTIZED: Readonly<Partial<Record<GgmlTypeName, QuantType>>> = {
   Q6_K: 'q6_k',
 };
 
+/** The GGUF types whose linear-layer weights can stay at 16 bits. */
+const KEPT_HALF: Readonly<Partial<Record<GgmlTypeName, HalfType>>> = { F16: 'f16', BF16: 'bf16' };
+
 /**
  * One tensor's float32 values: its size checked by arithmetic against the file before anything is read. A linear
  * layer's Q8_0 / Q4_0 / Q4_K / Q6_K blocks are also pushed, repacked, onto `quantized` when it is given (and the
@@ -105,6 +109,7 @@ function readTensor(
   name: string,
   tied: boolean,
   quantized?: NamedQuantizedTensor[],
+  halves?: NamedHalfTensor[],
 ): NamedTensor {
   const type = GGML_TYPES.get(info.type);
   if (type === undefined) {
@@ -134,6 +139,16 @@ function readTensor(
   if (quantized && kept && shape.length === 2 && product) {
     quantized.push(repackGgufBlocks(name, kept, [shape[0], shape[1]], raw));
   }
+  const half = KEPT_HALF[type.name];
+  if (halves && half && shape.length === 2 && shape[1] % 2 === 0 && isLinearWeight(name)) {
+    // The file's bytes as they are: two 16-bit values per little-endian word, rows [out, in].
+    halves.push({
+      name,
+      type: half,
+      shape: [shape[0], shape[1]],
+      packed: new Int32Array(raw.buffer, 0, count / 2),
+    });
+  }
   return { name, shape, data };
 }
 
@@ -142,7 +157,7 @@ function readTensor(
  * byte-level BPE (`gpt2`) vocabulary (when it has one) as a Loom tokenizer JSON, and its tensors widened to float32 (F32, F16, BF16,
  * Q8_0, Q4_0; each tensor's own type, whatever the file type says). Every size is checked before it is read. With
  * `weights: 'quantized'` the Q8_0 / Q4_0 / Q4_K / Q6_K blocks of the linear layers (and of a tied embedding, for the
- * output projection) are returned too, in `quantized`.
+ * output projection) are returned too, in `quantized`, and F16 / BF16 linear weights packed as they are, in `halves`.
  */
 export function readGguf(
   file: ByteSource,
@@ -151,6 +166,7 @@ export function readGguf(
   config: ModelConfig;
   tensors: NamedTensor[];
   quantized?: NamedQuantizedTensor[];
+  halves?: NamedHalfTensor[];
   tokenizerJson?: string;
 } {
   const header = readGgufHeader(file);
@@ -185,12 +201,18 @@ export function readGguf(
     ? ggufTokenizerJson(meta, config.vocabSize, file.name)
     : undefined;
   const quantized = weightsModeOf(options) === 'quantized' ? [] : undefined;
+  const halves: NamedHalfTensor[] | undefined = quantized ? [] : undefined;
   const tensors = validateTensors(
     config,
-    header.tensors.map((info) => readTensor(file, info, loomName(info.name) ?? info.name, tied, quantized)),
+    header.tensors.map((info) =>
+      readTensor(file, info, loomName(info.name) ?? info.name, tied, quantized, halves),
+    ),
     file.name,
   );
-  const kept = quantized && quantized.length > 0 ? { quantized } : {};
+  const kept = {
+    ...(quantized && quantized.length > 0 ? { quantized } : {}),
+    ...(halves && halves.length > 0 ? { halves } : {}),
+  };
   return tokenizerJson === undefined
     ? { config, tensors, ...kept }
     : { config, tensors, ...kept, tokenizerJson };

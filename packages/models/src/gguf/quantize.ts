@@ -1,8 +1,8 @@
-import { f32ToF16Bits } from '../half';
+import { f32ToBf16Bits, f32ToF16Bits } from '../half';
 import { K_BLOCK, quantizeQ4K, quantizeQ6K } from './k-quants';
 
-/** The block types Loom writes, besides F32. */
-export type QuantizedType = 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
+/** The types Loom writes besides F32: the block types and the two 16-bit floats (blocks of one value). */
+export type QuantizedType = 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K' | 'F16' | 'BF16';
 
 /** Elements per Q8_0 / Q4_0 block. */
 export const BLOCK = 32;
@@ -13,6 +13,8 @@ export const BLOCK_SIZE: Readonly<Record<QuantizedType, number>> = {
   Q4_0: BLOCK,
   Q4_K: K_BLOCK,
   Q6_K: K_BLOCK,
+  F16: 1,
+  BF16: 1,
 };
 
 function writeHalf(out: Uint8Array, at: number, value: number): void {
@@ -75,6 +77,11 @@ function quantizeQ4_0(values: Float32Array): Uint8Array {
   return out;
 }
 
+/** Each value as its nearest 16-bit pattern, little-endian. */
+function halves(values: Float32Array, bits: (value: number) => number): Uint8Array {
+  return new Uint8Array(Uint16Array.from(values, bits).buffer);
+}
+
 /** The blocks of `values` (a multiple of the type's block size long) in a quantized type. */
 export function quantize(values: Float32Array, type: QuantizedType): Uint8Array {
   if (values.length % BLOCK_SIZE[type] !== 0) {
@@ -89,5 +96,9 @@ export function quantize(values: Float32Array, type: QuantizedType): Uint8Array 
       return quantizeQ4K(values);
     case 'Q6_K':
       return quantizeQ6K(values);
+    case 'F16':
+      return halves(values, f32ToF16Bits);
+    case 'BF16':
+      return halves(values, f32ToBf16Bits);
   }
 }

@@ -36,9 +36,28 @@ export interface GgufWriteOptions {
   readonly name?: string;
 }
 
-const TYPE_IDS: Readonly<Record<GgufWeightType, number>> = { F32: 0, Q8_0: 8, Q4_0: 2, Q4_K: 12, Q6_K: 14 };
-/** llama.cpp's `general.file_type` for each (ALL_F32 0, MOSTLY_Q8_0 7, MOSTLY_Q4_0 2, MOSTLY_Q4_K_S 14, MOSTLY_Q6_K 18). */
-const FILE_TYPES: Readonly<Record<GgufWeightType, number>> = { F32: 0, Q8_0: 7, Q4_0: 2, Q4_K: 14, Q6_K: 18 };
+const TYPE_IDS: Readonly<Record<GgufWeightType, number>> = {
+  F32: 0,
+  F16: 1,
+  BF16: 30,
+  Q8_0: 8,
+  Q4_0: 2,
+  Q4_K: 12,
+  Q6_K: 14,
+};
+/**
+ * llama.cpp's `general.file_type` for each (ALL_F32 0, MOSTLY_F16 1, MOSTLY_BF16 32, MOSTLY_Q8_0 7, MOSTLY_Q4_0 2,
+ * MOSTLY_Q4_K_S 14, MOSTLY_Q6_K 18).
+ */
+const FILE_TYPES: Readonly<Record<GgufWeightType, number>> = {
+  F32: 0,
+  F16: 1,
+  BF16: 32,
+  Q8_0: 7,
+  Q4_0: 2,
+  Q4_K: 14,
+  Q6_K: 18,
+};
 const ALIGNMENT = 32;
 
 /** Value types of the GGUF metadata Loom writes. */
