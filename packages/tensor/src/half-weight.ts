@@ -1,14 +1,13 @@
 import { tensor } from './creation';
 import { where } from './elementwise';
-import { f32ToBf16Bits, f32ToF16Bits } from './half';
+import { f32ToBf16Bits, f32ToF16Bits, type HalfType } from './half';
 import { gather } from './indexing';
 import { concat } from './movement';
 import { scope } from './scope';
 import { showShape } from './shape';
 import type { Tensor } from './tensor';
 
-/** The 16-bit float formats a weight may be held in: IEEE binary16 (`f16`) and bfloat16 (`bf16`). */
-export type HalfType = 'f16' | 'bf16';
+export type { HalfType };
 
 /** Exponent and fraction bits of each format (the sign is the top bit). */
 const FORMAT: Readonly<Record<HalfType, { readonly exponentBits: number; readonly fractionBits: number }>> = {

@@ -3,6 +3,9 @@
  * bfloat16 (BF16, the top half of a float32). Narrowing rounds to nearest, ties to even.
  */
 
+/** The 16-bit float formats a weight may be held in: IEEE binary16 (`f16`) and bfloat16 (`bf16`). */
+export type HalfType = 'f16' | 'bf16';
+
 const scratch = new Float32Array(1);
 const scratchBits = new Uint32Array(scratch.buffer);
 

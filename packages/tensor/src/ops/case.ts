@@ -1,5 +1,5 @@
 import type { DType } from '../dtype';
-import type { HalfType } from '../half-weight';
+import type { HalfType } from '../half';
 import type { Shape } from '../shape';
 
 /** How the values of a generated input are drawn. */
