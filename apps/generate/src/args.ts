@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs as parseFlags } from 'node:util';
-import { MODEL_FLAGS } from './model-flags';
+import type { WeightsMode } from '@loom/models';
+import { DEFAULT_WEIGHTS, MODEL_FLAGS, WEIGHTS_MODES } from './model-flags';
 
 /** The backends the CLI can run on. */
 export type BackendName = 'cpu' | 'webgpu';
@@ -11,6 +12,8 @@ export type Command =
       readonly kind: 'generate';
       readonly model: string;
       readonly tokenizer: string | undefined;
+      /** How the weights are held: the file's blocks kept (`quantized`) or widened (`f32`). */
+      readonly weights: WeightsMode;
       readonly prompt: string;
       readonly maxTokens: number;
       /** Positions of the KV cache; undefined sizes it for the prompt plus maxTokens. */
@@ -34,6 +37,8 @@ export const USAGE = `usage: loom generate -m PATH -p TEXT [options]
 
   -m, --model PATH              llama2.c .bin, GGUF, safetensors with config.json (Hugging Face or Loom), or a Loom checkpoint directory
       --tokenizer PATH          tokenizer file (default: the checkpoint's own, or tokenizer.json / tokenizer.bin beside the model)
+      --weights quantized|f32   quantized (default) keeps what the file stores: a GGUF file's Q8_0 / Q4_0 / Q4_K linear
+                                layers stay blocks, which their products read; f32 widens every weight to float32
   -p, --prompt TEXT             text to continue (default: empty, which llama2.c models start from BOS)
   -n, --max-tokens N            new tokens at most (default 256; generation also stops at EOS)
   -c, --context N               positions of the KV cache, at most the model's maximum (default: the prompt plus --max-tokens)
@@ -47,7 +52,7 @@ export const USAGE = `usage: loom generate -m PATH -p TEXT [options]
       --stop STR                stop when the text reaches STR (repeatable)
   -t, --threads N               CPU threads of the matrix kernels (default: the machine's, at most 8)
       --backend cpu|webgpu      where to run (default cpu)
-      --json                    print one JSON object (tokens, text, stop reason, timings) instead of streaming text
+      --json                    print one JSON object (tokens, text, stop reason, weights, timings) instead of streaming text
   -h, --help                    this text
 
 A full context slides as llama.cpp's context shift does: BOS stays, the oldest half of the rest goes.
@@ -143,6 +148,11 @@ export function parseArgs(argv: readonly string[]): Command {
   if (backend !== 'cpu' && backend !== 'webgpu') {
     throw new UsageError(`--backend: expected cpu or webgpu, got ${JSON.stringify(backend)}`);
   }
+  const weights = values.get('weights') ?? DEFAULT_WEIGHTS;
+  const mode = WEIGHTS_MODES.find((m) => m === weights);
+  if (mode === undefined) {
+    throw new UsageError(`--weights: expected ${WEIGHTS_MODES.join(' or ')}, got ${JSON.stringify(weights)}`);
+  }
   const number = (name: FlagName, fallback: number, integer = false) => {
     const value = values.get(name);
     return value === undefined ? fallback : numberFlag(`--${name}`, value, integer);
@@ -156,6 +166,7 @@ export function parseArgs(argv: readonly string[]): Command {
     kind: 'generate',
     model,
     tokenizer: values.get('tokenizer'),
+    weights: mode,
     prompt: values.get('prompt') ?? '',
     maxTokens: number('max-tokens', 256, true),
     context: optional('context'),

@@ -11,7 +11,7 @@ import type { Tokenizer } from '@loom/tokenizer';
 import { type Command, parseArgs, USAGE, UsageError } from './args';
 import { contextFor, contextTooLarge, maxSeqLenSource } from './context';
 import { mambaCheckpointDir, openMamba } from './open-mamba';
-import { openModel } from './open-model';
+import { describeHeldWeights, type HeldWeights, openModel } from './open-model';
 import { existingUserPath } from './paths';
 
 /** Where the CLI writes, and the environment it reads (INIT_CWD). */
@@ -37,7 +37,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   stopStrings: '--stop',
 };
 
-function summary(stats: GenerationStats): string {
+function summary(stats: GenerationStats, weights: HeldWeights | undefined): string {
   const t = stats.timings;
   const prefilled = stats.promptTokens.length - stats.reusedTokens;
   const shifts = stats.contextShifts ?? 0;
@@ -45,7 +45,8 @@ function summary(stats: GenerationStats): string {
   return (
     `${stats.tokens.length} tokens, stop: ${stats.stopReason}${shifted}; prefill ${prefilled} tokens at ` +
     `${t.prefillTokensPerSecond.toFixed(1)} tok/s, decode ${t.decodeTokensPerSecond.toFixed(1)} tok/s, ` +
-    `first token after ${t.timeToFirstTokenMs.toFixed(1)} ms`
+    `first token after ${t.timeToFirstTokenMs.toFixed(1)} ms` +
+    (weights === undefined ? '' : `; ${describeHeldWeights(weights)}`)
   );
 }
 
@@ -68,7 +69,7 @@ function generateOptions(command: GenerateCommand, seed: number, io: CliIo): Gen
 async function generate(command: GenerateCommand, io: CliIo): Promise<void> {
   const mambaDir = mambaCheckpointDir(existingUserPath('--model', command.model, io.env));
   if (mambaDir !== undefined) return generateRecurrent(command, io, mambaDir);
-  const { modelPath, loaded, model, tokenizer, limits } = await openModel(command, io.env);
+  const { modelPath, loaded, model, tokenizer, limits, weights } = await openModel(command, io.env);
   const generator = new TextGenerator(model, tokenizer, { limits });
   const seed = command.seed ?? Date.now() % 2 ** 31;
   const prompt = generator.encode(command.prompt);
@@ -87,7 +88,7 @@ async function generate(command: GenerateCommand, io: CliIo): Promise<void> {
     throw contextTooLarge(error, command, prompt.length, maxSeqLen, source);
   }
   try {
-    await print(command, io, tokenizer, prompt, seed, events);
+    await print(command, io, tokenizer, prompt, seed, events, weights);
   } finally {
     model.dispose();
   }
@@ -118,7 +119,10 @@ async function generateRecurrent(command: GenerateCommand, io: CliIo, dir: strin
   }
 }
 
-/** Streams the text (prompt first) and a summary on stderr, or with --json one JSON object. */
+/**
+ * Streams the text (prompt first) and a summary on stderr, or with --json one JSON object; `weights` says what a
+ * transformer's layers read (a Mamba model holds f32 weights only, and has none).
+ */
 async function print(
   command: GenerateCommand,
   io: CliIo,
@@ -126,6 +130,7 @@ async function print(
   prompt: readonly number[],
   seed: number,
   events: AsyncGenerator<GenerationEvent, void>,
+  weights?: HeldWeights,
 ): Promise<void> {
   if (!command.json) io.stdout(tokenizer.decode(prompt));
   for await (const event of events) {
@@ -134,7 +139,7 @@ async function print(
     const { stats } = event;
     if (!command.json) {
       io.stdout('\n');
-      io.stderr(`${summary(stats)}\n`);
+      io.stderr(`${summary(stats, weights)}\n`);
       continue;
     }
     const result = {
@@ -146,6 +151,7 @@ async function print(
       contextShifts: stats.contextShifts ?? 0,
       seed,
       backend: command.backend,
+      ...(weights === undefined ? {} : { weights }),
       timings: stats.timings,
     };
     io.stdout(`${JSON.stringify(result)}\n`);

@@ -13,7 +13,10 @@ export interface MaxSeqLenSource {
 }
 
 /** The file and key a loaded model's maxSeqLen came from (`modelPath` is the absolute path given to --model). */
-export function maxSeqLenSource(loaded: LoadedModel, modelPath: string): MaxSeqLenSource {
+export function maxSeqLenSource(
+  loaded: Pick<LoadedModel, 'format' | 'config'>,
+  modelPath: string,
+): MaxSeqLenSource {
   if (loaded.format === 'llama2c') return { file: modelPath, key: 'seq_len (the header’s 7th int32)' };
   if (loaded.format === 'gguf') return { file: modelPath, key: 'llama.context_length' };
   const dir = existsSync(modelPath) && statSync(modelPath).isDirectory() ? modelPath : dirname(modelPath);

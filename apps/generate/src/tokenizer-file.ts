@@ -1,8 +1,8 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { looksLikeGguf, readGgufTokenizerJson } from '@loom/models';
 import { loadTokenizer, type Tokenizer } from '@loom/tokenizer';
-import { existingUserPath, readUserFile } from './paths';
+import { readUserFile, userPath } from './paths';
 
 /** A tokenizer read from a file a flag names, with the file's bytes when it is a tokenizer file (not a GGUF). */
 export interface TokenizerFromFile {
@@ -26,9 +26,9 @@ function headOfFile(path: string, count: number): Uint8Array {
  * vocabulary is read from its header alone (its tensors are never read, so a large model is cheap to name).
  */
 export function readTokenizerFile(flag: string, path: string, env: NodeJS.ProcessEnv): TokenizerFromFile {
-  const absolute = existingUserPath(flag, path, env);
+  const absolute = userPath(path, env);
   // Only a regular file is opened to sniff it (opening a FIFO would block); readUserFile refuses the rest by name.
-  if (statSync(absolute).isFile() && looksLikeGguf(headOfFile(absolute, 4))) {
+  if (existsSync(absolute) && statSync(absolute).isFile() && looksLikeGguf(headOfFile(absolute, 4))) {
     const json = readGgufTokenizerJson(absolute);
     return {
       tokenizer: loadTokenizer(new TextEncoder().encode(json), `${basename(path)} (GGUF vocabulary)`),

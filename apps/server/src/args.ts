@@ -1,4 +1,6 @@
 import { parseArgs as parseNodeArgs } from 'node:util';
+import { DEFAULT_WEIGHTS, WEIGHTS_MODES } from '@loom/generate/model-flags';
+import type { WeightsMode } from '@loom/models';
 import type { ChatTemplateName } from '@loom/tokenizer';
 
 export type BackendName = 'cpu' | 'webgpu';
@@ -8,6 +10,8 @@ export interface ServeCommand {
   readonly kind: 'serve';
   readonly model: string;
   readonly tokenizer: string | undefined;
+  /** `quantized` keeps the file's blocks for the products to read; `f32` widens them. */
+  readonly weights: WeightsMode;
   readonly host: string;
   readonly port: number;
   readonly backend: BackendName;
@@ -34,6 +38,8 @@ GET /health, GET /metrics), decoding every request in flight together.
 
   -m, --model PATH      llama2.c .bin, GGUF, safetensors with config.json, or a Loom checkpoint directory
   --tokenizer PATH      tokenizer file (default: the model's own, or tokenizer.json / tokenizer.bin beside it)
+  --weights MODE        quantized (default) keeps a GGUF file's Q8_0 / Q4_0 / Q4_K blocks, which the products read;
+                        f32 widens every weight to float32
   --host HOST           address to listen on (default 127.0.0.1, loopback only)
   --port N              port (default 8080; 0 picks a free one)
   --backend cpu|webgpu  compute backend (default cpu)
@@ -77,6 +83,12 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Comm
   if (backend !== 'cpu' && backend !== 'webgpu') {
     throw new UsageError(`--backend must be cpu or webgpu, got ${JSON.stringify(backend)}`);
   }
+  const weights = WEIGHTS_MODES.find((mode) => mode === (values.weights ?? DEFAULT_WEIGHTS));
+  if (weights === undefined) {
+    throw new UsageError(
+      `--weights must be ${WEIGHTS_MODES.join(' or ')}, got ${JSON.stringify(values.weights)}`,
+    );
+  }
   const template = values['chat-template'];
   if (template !== undefined && !TEMPLATES.includes(template as ChatTemplateName)) {
     throw new UsageError(
@@ -90,6 +102,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Comm
     kind: 'serve',
     model: values.model,
     tokenizer: values.tokenizer,
+    weights,
     host: values.host ?? '127.0.0.1',
     port: integer('--port', values.port, 8080, 0, 65_535),
     backend,
@@ -110,6 +123,7 @@ function parse(argv: readonly string[]) {
     options: {
       model: { type: 'string', short: 'm' },
       tokenizer: { type: 'string' },
+      weights: { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
       backend: { type: 'string' },

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { openModel } from '@loom/generate/open-model';
+import { type HeldWeights, openModel } from '@loom/generate/open-model';
 import type { TransformerLM } from '@loom/nn';
 import type { MemoryLimits } from '@loom/runtime';
 import type { ChatTemplateName, Tokenizer } from '@loom/tokenizer';
@@ -14,6 +14,8 @@ export interface ServedModel {
   readonly template: ChatTemplateName;
   /** Memory the key/value caches may take. */
   readonly limits: MemoryLimits;
+  /** What the layers read (--weights: the file's blocks by default), and the bytes the weights take. */
+  readonly weights: HeldWeights;
 }
 
 /** The chat format: the one asked for, else chatml when the tokenizer has its tokens, else plain. */
@@ -30,8 +32,9 @@ export async function loadServedModel(command: ServeCommand, env: NodeJS.Process
     tokenizer: command.tokenizer,
     backend: command.backend,
     threads: undefined,
+    weights: command.weights,
   };
-  const { modelPath, model, tokenizer, limits } = await openModel(flags, env);
+  const { modelPath, model, tokenizer, limits, weights } = await openModel(flags, env);
   if (tokenizer.vocabSize !== model.config.vocabSize) {
     model.dispose();
     throw new Error(
@@ -40,5 +43,5 @@ export async function loadServedModel(command: ServeCommand, env: NodeJS.Process
     );
   }
   const template = chooseTemplate(tokenizer, command.chatTemplate);
-  return { id: basename(modelPath), model, tokenizer, template, limits };
+  return { id: basename(modelPath), model, tokenizer, template, limits, weights };
 }

@@ -33,6 +33,8 @@ describe('pnpm serve arguments', () => {
       '0',
       '--backend',
       'webgpu',
+      '--weights',
+      'f32',
     ];
     const more = [
       '--cors',
@@ -50,6 +52,7 @@ describe('pnpm serve arguments', () => {
       kind: 'serve',
       model: 'm',
       tokenizer: 't',
+      weights: 'f32',
       host: '0.0.0.0',
       port: 0,
       backend: 'webgpu',

@@ -1,5 +1,5 @@
 import { checkMemoryLimits, describeBytes, MemoryLimitError, type MemoryLimits } from '@loom/kvcache';
-import type { LoadedModel } from '@loom/models';
+import { isLinearWeight, type LoadedModel } from '@loom/models';
 
 /** The memory a backend offers a model, and where each bound comes from (for the message). */
 export interface BackendLimits extends MemoryLimits {
@@ -12,6 +12,22 @@ export interface BackendLimits extends MemoryLimits {
 }
 
 const CPU_ADVICE = ', or run on the CPU backend (open the page with ?backend=cpu)';
+
+/**
+ * The bytes a model built from `loaded` holds on its backend: every weight's float32 values, except that a linear
+ * weight kept quantized (a GGUF file parsed with `weights: 'quantized'`) holds its blocks' scales and codes instead
+ * (the f32 form `loaded` carries too is freed once the model is built); a tied embedding kept quantized holds its
+ * blocks (read by the output projection) beside its f32 values (read by the lookups).
+ */
+export function heldWeightBytes(loaded: LoadedModel): number {
+  const quantized = loaded.quantized ?? [];
+  const replaced = new Set(quantized.filter((q) => isLinearWeight(q.name)).map((q) => q.name));
+  const blocks = quantized.reduce((sum, q) => sum + q.scales.byteLength + q.quants.byteLength, 0);
+  const f32 = loaded.tensors
+    .filter((t) => !replaced.has(t.name))
+    .reduce((sum, t) => sum + t.data.byteLength, 0);
+  return f32 + blocks;
+}
 
 /** The most positions (at most `context`) whose cache fits within `limits` beside the weights, 0 when none does. */
 function largestContext(loaded: LoadedModel, context: number, limits: MemoryLimits): number {
@@ -35,8 +51,9 @@ function largestContext(loaded: LoadedModel, context: number, limits: MemoryLimi
 
 /**
  * Checks by arithmetic, before anything is allocated, that a model runs on a backend with a cache of `context`
- * positions: every weight tensor within the one-tensor limit, the weights within the total, and the key/value
- * cache (with one prefill's activations) within what the weights leave. Throws saying what is too large, by how
+ * positions: every weight tensor within the one-tensor limit (its float32 form: building the model allocates it,
+ * even for a layer that then keeps only blocks), the weights as held (heldWeightBytes) within the total, and the
+ * key/value cache (with one prefill's activations) within what the weights leave. Throws saying what is too large, by how
  * much, and what to do: the largest context that fits, or the CPU backend.
  */
 export function checkModelFits(
@@ -63,7 +80,7 @@ export function checkModelFits(
       );
     }
   }
-  const weights = loaded.tensors.reduce((sum, tensor) => sum + tensor.data.byteLength, 0);
+  const weights = heldWeightBytes(loaded);
   if (totalBytes !== undefined && weights >= totalBytes) {
     throw new Error(
       `${source}: the weights take ${describeBytes(weights)}, more than ${limits.totalLimit ?? 'the memory limit'} ` +

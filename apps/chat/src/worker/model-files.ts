@@ -55,9 +55,11 @@ async function checkManifest(configJson: unknown, files: readonly Bytes[]): Prom
 }
 
 /**
- * Reads a model from the files picked together, each recognised by its content: weights (a llama2.c `.bin` or
- * safetensors), a tokenizer file (llama2.c `tokenizer.bin`, a Hugging Face or Loom `tokenizer.json`) and, for
- * safetensors, the `config.json` (Hugging Face or Loom). A trainer's optimizer state is ignored.
+ * Reads a model from the files picked together, each recognised by its content: weights (a llama2.c `.bin`,
+ * safetensors or GGUF), a tokenizer file (llama2.c `tokenizer.bin`, a Hugging Face or Loom `tokenizer.json`; a GGUF
+ * file's own vocabulary serves when none is picked) and, for safetensors, the `config.json` (Hugging Face or Loom).
+ * A GGUF file's Q8_0 / Q4_0 / Q4_K linear weights are kept as blocks (`weights: 'quantized'`), which the model's
+ * products then read. A trainer's optimizer state is ignored.
  */
 export async function readModelFiles(picked: readonly ModelFile[]): Promise<ModelFiles> {
   const files = picked
@@ -82,19 +84,30 @@ export async function readModelFiles(picked: readonly ModelFile[]): Promise<Mode
     throw new Error(`${names(weights)} all hold weights; pick the files of one model only`);
   }
   if (unknown.length > 0) loadTokenizer(unknown[0].bytes, unknown[0].name); // throws naming the file
-  if (tokenizers.length !== 1) {
-    throw new Error(
-      tokenizers.length === 0
-        ? `no tokenizer among ${names(files)}; add the model's tokenizer.bin or tokenizer.json`
-        : `${names(tokenizers)} are all tokenizers; pick one`,
-    );
-  }
   const [weightFile] = weights;
+  const gguf = detectModelFormat(weightFile.bytes.subarray(0, 64)) === 'gguf';
+  if (tokenizers.length > 1) throw new Error(`${names(tokenizers)} are all tokenizers; pick one`);
+  if (tokenizers.length === 0 && !gguf) {
+    throw new Error(`no tokenizer among ${names(files)}; add the model's tokenizer.bin or tokenizer.json`);
+  }
   const configFile = configs.find((file) => file.name === 'config.json') ?? configs[0];
   const configJson = configFile === undefined ? undefined : parseJson(configFile);
   if (isLoomConfigJson(configJson)) await checkManifest(configJson, files);
-  const loaded = parseModel(weightFile.bytes, configJson, weightFile.name);
-  const tokenizer = loadTokenizer(tokenizers[0].bytes, tokenizers[0].name);
-  const used = [weightFile, tokenizers[0], ...(configFile ? [configFile] : [])];
-  return { loaded, tokenizer, source: names(used) };
+  const loaded = parseModel(weightFile.bytes, configJson, weightFile.name, { weights: 'quantized' });
+  const [tokenizerFile] = tokenizers;
+  const used = [weightFile, ...(tokenizerFile ? [tokenizerFile] : []), ...(configFile ? [configFile] : [])];
+  if (tokenizerFile !== undefined) {
+    return { loaded, tokenizer: loadTokenizer(tokenizerFile.bytes, tokenizerFile.name), source: names(used) };
+  }
+  if (loaded.tokenizerJson === undefined) {
+    throw new Error(
+      `${weightFile.name}: this GGUF file carries no vocabulary, and no tokenizer was picked; add the model's tokenizer.json or tokenizer.bin`,
+    );
+  }
+  const vocabulary = new TextEncoder().encode(loaded.tokenizerJson);
+  return {
+    loaded,
+    tokenizer: loadTokenizer(vocabulary, `${weightFile.name} (vocabulary)`),
+    source: names(used),
+  };
 }

@@ -11,7 +11,7 @@ import type { HistoryMessage, ModelFile, PromptMode, Report, Request, WorkerOpti
 import type { Settings } from '../settings';
 import { attentionOf } from './attention';
 import { cpuBackend, type PickedBackend, pickBackend } from './backend';
-import { type BackendLimits, checkModelFits } from './memory-fit';
+import { type BackendLimits, checkModelFits, heldWeightBytes } from './memory-fit';
 import { readModelFiles } from './model-files';
 import { nextTask } from './next-task';
 import { type StoryEvent, StorySession } from './story-session';
@@ -126,7 +126,7 @@ async function load(picked: readonly ModelFile[], positions: number | undefined)
   freeModel();
   setBackend(chosen.backend);
   const model = transformerFromTensors(loaded, source);
-  const weightBytes = loaded.tensors.reduce((sum, tensor) => sum + tensor.data.byteLength, 0);
+  const weightBytes = heldWeightBytes(loaded);
   const { tensorBytes, totalBytes } = limits;
   try {
     generator = new TextGenerator(model, tokenizer, {

@@ -1,5 +1,6 @@
-import { MODEL_FLAGS } from '@loom/generate/model-flags';
+import { DEFAULT_WEIGHTS, MODEL_FLAGS, WEIGHTS_MODES } from '@loom/generate/model-flags';
 import type { BackendName } from '@loom/generate/open-model';
+import type { WeightsMode } from '@loom/models';
 import type { SamplerConfig } from '@loom/sampler';
 import type { ChatTemplateName } from '@loom/tokenizer';
 import { choiceFlag, type FlagSpec, numberFlag, readFlags, UsageError } from '../flags';
@@ -11,6 +12,8 @@ export type ChatCommand =
       readonly kind: 'chat';
       readonly model: string;
       readonly tokenizer: string | undefined;
+      /** `quantized` keeps the file's blocks for the products to read; `f32` widens them. */
+      readonly weights: WeightsMode;
       readonly backend: BackendName;
       readonly threads: number | undefined;
       readonly template: ChatTemplateName;
@@ -27,6 +30,8 @@ export const USAGE = `usage: loom chat -m PATH [options]
 
   -m, --model PATH              the model (any file or directory loom generate reads)
       --tokenizer PATH          tokenizer file (default: the model's own, or one beside it)
+      --weights quantized|f32   quantized (default) keeps a GGUF file's Q8_0 / Q4_0 / Q4_K blocks, which the
+                                products read; f32 widens every weight to float32
       --template NAME           plain, llama2 or chatml (default plain: User: / Assistant: lines)
       --system TEXT             a system message, kept when old turns are dropped
   -c, --context N               positions of the conversation (default: the model's maximum)
@@ -67,6 +72,7 @@ export function parseChatArgs(argv: readonly string[]): ChatCommand {
     kind: 'chat',
     model,
     tokenizer: flags.values.get('tokenizer'),
+    weights: choiceFlag(flags, 'weights', WEIGHTS_MODES, DEFAULT_WEIGHTS),
     backend: choiceFlag(flags, 'backend', BACKENDS, 'cpu'),
     threads,
     template: choiceFlag(flags, 'template', TEMPLATES, 'plain'),

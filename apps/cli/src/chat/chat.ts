@@ -1,6 +1,6 @@
 import { createInterface, type Interface } from 'node:readline';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { openModel } from '@loom/generate/open-model';
+import { describeHeldWeights, openModel } from '@loom/generate/open-model';
 import { type ChatSession, type GenerateOptions, TextGenerator } from '@loom/runtime';
 import { resolveSamplerConfig, SamplerConfigError } from '@loom/sampler';
 import { UsageError } from '../flags';
@@ -122,12 +122,13 @@ export async function main(argv: readonly string[], io: LoomIo): Promise<number>
     return 0;
   }
   try {
-    const { model, tokenizer, limits } = await openModel(command, io.env);
+    const { model, tokenizer, limits, weights } = await openModel(command, io.env);
     try {
       const generator = new TextGenerator(model, tokenizer, { limits });
       const rl = createInterface({ input: io.stdin, output: io.stdout, prompt: '> ' });
       io.stdout.write(
-        `loom chat: ${command.model}, ${command.template} template; /help lists the commands, Ctrl-C stops a reply\n`,
+        `loom chat: ${command.model}, ${command.template} template, ${describeHeldWeights(weights)}; ` +
+          '/help lists the commands, Ctrl-C stops a reply\n',
       );
       try {
         await converse(command, generator, rl, io);

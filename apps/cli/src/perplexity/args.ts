@@ -1,4 +1,6 @@
+import { DEFAULT_WEIGHTS, WEIGHTS_MODES } from '@loom/generate/model-flags';
 import type { BackendName } from '@loom/generate/open-model';
+import type { WeightsMode } from '@loom/models';
 import { choiceFlag, type FlagSpec, numberFlag, readFlags, UsageError } from '../flags';
 
 /** A parsed `loom perplexity` command line. */
@@ -8,6 +10,8 @@ export type PerplexityCommand =
       readonly kind: 'perplexity';
       readonly model: string;
       readonly tokenizer: string | undefined;
+      /** `quantized` scores with the file's blocks (the quantized kernels); `f32` widens them first. */
+      readonly weights: WeightsMode;
       readonly file: string;
       /** Tokens per window; undefined: the model's maxSeqLen. */
       readonly context: number | undefined;
@@ -25,6 +29,9 @@ export const USAGE = `usage: loom perplexity -m MODEL [--tokenizer PATH] FILE [-
   -m, --model PATH      any model loom reads: llama2.c .bin, GGUF (any of its tensor types), a Loom checkpoint,
                         Hugging Face safetensors
       --tokenizer PATH  its tokenizer (default: the model's own, or tokenizer.json / tokenizer.bin beside it)
+      --weights MODE    quantized (default) scores with a GGUF file's Q8_0 / Q4_0 / Q4_K blocks as stored, through the
+                        quantized kernels (on the CPU they round activations to int8 too, as llama.cpp does); f32
+                        widens every weight to float32 first, to compare
   -c, --context N       tokens per window (default: the model's context length)
       --stride N        how far each window moves (default: half the context); each token after the first is
                         scored once, by the first window that reaches it
@@ -33,11 +40,13 @@ export const USAGE = `usage: loom perplexity -m MODEL [--tokenizer PATH] FILE [-
       --json            print the result as one JSON object
   -h, --help            this text
 
-Prints exp(mean negative log-likelihood) over the scored tokens, and how many were scored.`;
+Prints exp(mean negative log-likelihood) over the scored tokens, how many were scored, and the weights used (how many
+linear layers read blocks, of which type).`;
 
 const SPEC: FlagSpec = {
   model: { type: 'string', short: 'm' },
   tokenizer: { type: 'string' },
+  weights: { type: 'string' },
   context: { type: 'string', short: 'c' },
   stride: { type: 'string' },
   threads: { type: 'string', short: 't' },
@@ -65,6 +74,7 @@ export function parsePerplexityArgs(argv: readonly string[]): PerplexityCommand 
     kind: 'perplexity',
     model,
     tokenizer: flags.values.get('tokenizer'),
+    weights: choiceFlag(flags, 'weights', WEIGHTS_MODES, DEFAULT_WEIGHTS),
     file,
     context: optionalCount(flags, 'context'),
     stride: optionalCount(flags, 'stride'),

@@ -1,4 +1,4 @@
-import { openModel } from '@loom/generate/open-model';
+import { describeHeldWeights, openModel } from '@loom/generate/open-model';
 import { readUserFile } from '@loom/generate/paths';
 import { encodePrompt, perplexity } from '@loom/runtime';
 import { UsageError } from '../flags';
@@ -32,14 +32,14 @@ async function score(command: Scoring, io: LoomIo): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     if (command.json) {
       io.stdout.write(
-        `${JSON.stringify({ model: command.model, file: command.file, ...result, seconds })}\n`,
+        `${JSON.stringify({ model: command.model, file: command.file, ...result, weights: opened.weights, seconds })}\n`,
       );
       return;
     }
     io.stdout.write(
       `perplexity ${result.perplexity.toFixed(4)} over ${result.scored} tokens of ${command.file} ` +
         `(mean NLL ${result.meanNll.toFixed(4)} nats; context ${result.context}, stride ${result.stride}, ` +
-        `${result.windows} windows, ${seconds.toFixed(1)} s)\n`,
+        `${result.windows} windows, ${seconds.toFixed(1)} s; ${describeHeldWeights(opened.weights)})\n`,
     );
   } finally {
     opened.model.dispose();
