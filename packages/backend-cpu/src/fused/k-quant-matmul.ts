@@ -1,12 +1,10 @@
 import { QUANT_BLOCK, quantFormat } from '@loom/tensor';
 import { CpuStorage } from '../storage';
-import { MAX_CHUNKS } from '../threads/control';
-import { forkJoin, PARALLEL_MIN_MICROS } from '../threads/fork-join';
-import { checkedArgs } from '../wasm/kernels';
 import { Q4K_BLOCK_BYTES } from '../wasm/q4k-dot-kernel';
 import { Q6K_BLOCK_BYTES, Q6K_X_ORDER } from '../wasm/q6k-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 import { X_ORDER, X_SUPER_BLOCK_BYTES } from '../wasm/super-block-dot';
+import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
 
 /** The K-quant types, whose blocks are super-blocks of 256 values. */
 export type KQuantType = 'q4_k' | 'q6_k';
@@ -23,8 +21,6 @@ export interface KQuantProduct {
 const SUPER = 256;
 /** Single-thread speed used to decide on threads, in multiply-adds per microsecond (about the Q4_0 kernel's). */
 const MACS_PER_MICRO = 4_000;
-/** Chunks of outputs per thread, so a late worker does not hold everyone up. */
-const CHUNKS_PER_THREAD = 4;
 
 /**
  * Writes the f64 values of super-block `block` (its codes at byte `base` of `bytes`, its f32 scales from `scale`
@@ -110,21 +106,13 @@ export function kQuantMatmulInto(
     const { kernel, blockBytes } = KINDS[p.type];
     const scaleBytes = 4 * quantFormat(p.type).scales;
     const micros = (p.rows * p.out * p.superBlocks * SUPER) / MACS_PER_MICRO;
-    forkJoin(runtime, settings.threads, kernel, micros, (threads) => {
-      const wanted = threads === 1 || micros < PARALLEL_MIN_MICROS ? 1 : threads * CHUNKS_PER_THREAD;
-      const count = Math.min(MAX_CHUNKS, wanted, p.out);
-      const chunks: number[][] = [];
-      for (let t = 0; t < count; t++) {
-        const j0 = Math.floor((p.out * t) / count);
-        const j1 = Math.floor((p.out * (t + 1)) / count);
-        const weight = [
-          sa + j0 * p.superBlocks * scaleBytes,
-          qa + j0 * p.superBlocks * blockBytes,
-          oa + j0 * 4,
-        ];
-        chunks.push(checkedArgs(kernel, [p.rows, j1 - j0, p.superBlocks, ca, xsa, ...weight, p.out * 4]));
-      }
-      return chunks;
+    forkJoinByOutput(runtime, settings.threads, kernel, micros, p.out, (j0, j1) => {
+      const weight = [
+        sa + j0 * p.superBlocks * scaleBytes,
+        qa + j0 * p.superBlocks * blockBytes,
+        oa + j0 * 4,
+      ];
+      return [p.rows, j1 - j0, p.superBlocks, ca, xsa, ...weight, p.out * 4];
     });
   } finally {
     codes.free();
@@ -175,20 +163,12 @@ function quantizeSuperBlocks(
 function checkSizes(p: KQuantProduct, x: CpuStorage, s: CpuStorage, q: CpuStorage, out: CpuStorage): void {
   const inner = p.superBlocks * SUPER;
   const format = quantFormat(p.type);
-  const need = [
+  checkOperandSizes('quantizedMatmul', `[${p.rows}, ${inner}] x ${p.type} [${p.out}, ${inner}]`, [
     ['x', x, p.rows * inner],
     ['scales', s, p.out * p.superBlocks * format.scales],
     ['quants', q, p.out * p.superBlocks * format.words],
     ['out', out, p.rows * p.out],
-  ] as const;
-  for (const [name, storage, elements] of need) {
-    if (storage.length !== elements) {
-      throw new Error(
-        `quantizedMatmul: ${name} holds ${storage.length} values, but [${p.rows}, ${inner}] x ${p.type} ` +
-          `[${p.out}, ${inner}] needs ${elements}`,
-      );
-    }
-  }
+  ]);
 }
 
 /** The portable kernel: each row of W decoded once into f64 values, then dotted with every row of x. */
@@ -213,11 +193,6 @@ function kQuantMatmulJs(
       const block = j * p.superBlocks + b;
       decode(bytes, block * blockBytes, sv, perBlock * block, row, b * SUPER);
     }
-    for (let r = 0; r < p.rows; r++) {
-      let sum = 0;
-      const xo = r * inner;
-      for (let i = 0; i < inner; i++) sum += xv[xo + i] * row[i];
-      ov[r * p.out + j] = sum;
-    }
+    dotRowsInto(xv, row, p.rows, ov, p.out, j);
   }
 }

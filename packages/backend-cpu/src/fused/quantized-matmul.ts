@@ -1,10 +1,8 @@
 import { QUANT_BLOCK, type QuantType, quantWordsPerBlock } from '@loom/tensor';
 import type { CpuStorage } from '../storage';
-import { MAX_CHUNKS } from '../threads/control';
-import { forkJoin, PARALLEL_MIN_MICROS } from '../threads/fork-join';
-import { checkedArgs } from '../wasm/kernels';
 import { activationForm, quantBlockBytes } from '../wasm/quant-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
+import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
 import { kQuantMatmulInto } from './k-quant-matmul';
 import { quantizeActivations } from './quantize-activations';
 
@@ -18,8 +16,6 @@ export interface QuantizedProduct {
 
 /** Single-thread speed used to decide on threads, in multiply-adds per microsecond (about gemv's). */
 const MACS_PER_MICRO = 4_000;
-/** Chunks of outputs per thread, so a late worker does not hold everyone up. */
-const CHUNKS_PER_THREAD = 4;
 
 /**
  * out [rows, out] = x [rows, in] · Wᵀ for a block-quantized W (scales [out, blocks] f32, quants [out, blocks · words]
@@ -60,37 +56,21 @@ export function quantizedMatmulInto(
   const kernel = p.type === 'q8_0' ? 'q8_0_dot' : 'q4_0_dot';
   const blockBytes = quantBlockBytes(p.type);
   const micros = (p.rows * p.out * p.blocks * QUANT_BLOCK) / MACS_PER_MICRO;
-  forkJoin(runtime, settings.threads, kernel, micros, (threads) => {
-    const wanted = threads === 1 || micros < PARALLEL_MIN_MICROS ? 1 : threads * CHUNKS_PER_THREAD;
-    const count = Math.min(MAX_CHUNKS, wanted, p.out);
-    const chunks: number[][] = [];
-    for (let t = 0; t < count; t++) {
-      const j0 = Math.floor((p.out * t) / count);
-      const j1 = Math.floor((p.out * (t + 1)) / count);
-      const weight = [sa + j0 * p.blocks * 4, qa + j0 * p.blocks * blockBytes, oa + j0 * 4, p.out * 4];
-      chunks.push(checkedArgs(kernel, [p.rows, j1 - j0, p.blocks, x8.codes, x8.scales, x8.bias, ...weight]));
-    }
-    return chunks;
+  forkJoinByOutput(runtime, settings.threads, kernel, micros, p.out, (j0, j1) => {
+    const weight = [sa + j0 * p.blocks * 4, qa + j0 * p.blocks * blockBytes, oa + j0 * 4, p.out * 4];
+    return [p.rows, j1 - j0, p.blocks, x8.codes, x8.scales, x8.bias, ...weight];
   });
 }
 
 /** Throws unless the storages hold what `p` describes (the kernels trust these sizes). */
 function checkSizes(p: QuantizedProduct, x: CpuStorage, s: CpuStorage, q: CpuStorage, out: CpuStorage): void {
   const inner = p.blocks * QUANT_BLOCK;
-  const need = [
+  checkOperandSizes('quantizedMatmul', `[${p.rows}, ${inner}] x ${p.type} [${p.out}, ${inner}]`, [
     ['x', x, p.rows * inner],
     ['scales', s, p.out * p.blocks],
     ['quants', q, p.out * p.blocks * quantWordsPerBlock(p.type)],
     ['out', out, p.rows * p.out],
-  ] as const;
-  for (const [name, storage, elements] of need) {
-    if (storage.length !== elements) {
-      throw new Error(
-        `quantizedMatmul: ${name} holds ${storage.length} values, but [${p.rows}, ${inner}] x ${p.type} ` +
-          `[${p.out}, ${inner}] needs ${elements}`,
-      );
-    }
-  }
+  ]);
 }
 
 /** The portable kernel: each row of W decoded once into f64 values, then dotted with every row of x. */
@@ -124,11 +104,6 @@ function quantizedMatmulJs(
         row[b * QUANT_BLOCK + i] = d * code;
       }
     }
-    for (let r = 0; r < p.rows; r++) {
-      let sum = 0;
-      const xo = r * inner;
-      for (let i = 0; i < inner; i++) sum += xv[xo + i] * row[i];
-      ov[r * p.out + j] = sum;
-    }
+    dotRowsInto(xv, row, p.rows, ov, p.out, j);
   }
 }

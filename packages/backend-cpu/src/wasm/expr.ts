@@ -185,5 +185,11 @@ const fadd = (a: Operand, b: Operand): Expr => op('f32.add', a, b);
 /** f32 a · b. */
 const fmul = (a: Operand, b: Operand): Expr => op('f32.mul', a, b);
 
+/** The sum of the four f32 lanes of `v`, as (l0 + l1) + (l2 + l3) (`v` is emitted four times: pass a local). */
+export function laneSum(v: Local): Expr {
+  const at = (index: number) => lane('f32x4.extract_lane', v, index);
+  return fadd(fadd(at(0), at(1)), fadd(at(2), at(3)));
+}
+
 /** The scalar shorthands the kernels share: i32 add, sub, mul, min and bytes (elements << 2); f32 fadd and fmul. */
 export const scalar = { add: iadd, sub: isub, mul: imul, min: imin, bytes, fadd, fmul } as const;

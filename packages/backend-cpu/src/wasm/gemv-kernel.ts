@@ -1,4 +1,4 @@
-import { f32, lane, load, mulAdd, type Operand, op, scalar, simd, simdLoad, v128Zero } from './expr';
+import { f32, laneSum, load, mulAdd, type Operand, op, scalar, simd, simdLoad, v128Zero } from './expr';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 
@@ -50,13 +50,7 @@ export const GEMV_T = kernel({
         f.for(q, kBlock, kVec, 4, () => step(1));
         for (let u = 1; u < lanes; u++) f.set(acc[0], vadd(acc[0], acc[u]));
         const v = acc[0];
-        f.set(
-          sum,
-          fadd(
-            fadd(lane('f32x4.extract_lane', v, 0), lane('f32x4.extract_lane', v, 1)),
-            fadd(lane('f32x4.extract_lane', v, 2), lane('f32x4.extract_lane', v, 3)),
-          ),
-        );
+        f.set(sum, laneSum(v));
         f.for(q, kVec, k, 1, () => {
           f.set(sum, fadd(sum, fmul(load('f32.load', xq), load('f32.load', row))));
           f.set(xq, add(xq, 4));

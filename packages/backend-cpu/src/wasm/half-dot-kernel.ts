@@ -3,7 +3,7 @@ import {
   type Expr,
   f32x4,
   type Local,
-  lane,
+  laneSum,
   mulAdd,
   type Operand,
   op,
@@ -16,7 +16,7 @@ import {
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 
-const { add, mul, fadd } = scalar;
+const { add, mul } = scalar;
 
 const I = ValType.i32;
 const V = ValType.v128;
@@ -108,13 +108,7 @@ function halfDotKernel<const N extends string>(name: N, type: HalfType) {
         for (let t = 0; t < outputs; t++) {
           f.set(acc[t], simd('f32x4.add', acc[t], accOdd[t]));
           const v = acc[t];
-          f.set(
-            sum,
-            fadd(
-              fadd(lane('f32x4.extract_lane', v, 0), lane('f32x4.extract_lane', v, 1)),
-              fadd(lane('f32x4.extract_lane', v, 2), lane('f32x4.extract_lane', v, 3)),
-            ),
-          );
+          f.set(sum, laneSum(v));
           f.store('f32.store', add(out, add(mul(r, oStep), mul(add(j0, t), 4))), sum);
         }
       };

@@ -3,7 +3,7 @@ import {
   type Expr,
   type KernelFeatures,
   type Local,
-  lane,
+  laneSum,
   mulAdd,
   type Operand,
   op,
@@ -17,7 +17,7 @@ import type { FunctionBuilder } from './function-builder';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 
-const { add, mul, fadd } = scalar;
+const { add, mul } = scalar;
 
 const I = ValType.i32;
 const V = ValType.v128;
@@ -188,13 +188,7 @@ function quantDotKernel<const N extends string>(name: N, type: QuantType) {
         });
         for (let t = 0; t < outputs; t++) {
           const v = acc[t];
-          f.set(
-            sum,
-            fadd(
-              fadd(lane('f32x4.extract_lane', v, 0), lane('f32x4.extract_lane', v, 1)),
-              fadd(lane('f32x4.extract_lane', v, 2), lane('f32x4.extract_lane', v, 3)),
-            ),
-          );
+          f.set(sum, laneSum(v));
           const at = add(out, add(mul(r, oStep), mul(j0, 4)));
           f.store('f32.store', t === 0 ? at : add(at, oOffsets[t]), sum);
         }

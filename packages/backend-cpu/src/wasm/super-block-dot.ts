@@ -3,7 +3,7 @@ import {
   emitOperand,
   type KernelFeatures,
   type Local,
-  lane,
+  laneSum,
   load,
   type Operand,
   op,
@@ -15,7 +15,7 @@ import { i32, kernel } from './kernel-spec';
 import { writeUnsigned } from './leb128';
 import { SIMD_I8X16_SHUFFLE, SIMD_PREFIX, ValType } from './opcodes';
 
-const { add, mul, fadd } = scalar;
+const { add, mul } = scalar;
 
 /**
  * Bytes of one super-block of x as the K-quant kernels' quantizer writes it: its 256 int8 codes widened to i16, each
@@ -124,13 +124,7 @@ export function superBlockDotKernel<const Name extends string>(name: Name, forma
         });
         for (let t = 0; t < outputs; t++) {
           const v = acc[t];
-          f.set(
-            sum,
-            fadd(
-              fadd(lane('f32x4.extract_lane', v, 0), lane('f32x4.extract_lane', v, 1)),
-              fadd(lane('f32x4.extract_lane', v, 2), lane('f32x4.extract_lane', v, 3)),
-            ),
-          );
+          f.set(sum, laneSum(v));
           f.store('f32.store', add(out, add(mul(r, oStep), mul(add(j0, t), 4))), sum);
         }
       };
