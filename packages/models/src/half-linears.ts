@@ -55,17 +55,22 @@ export function useHalfWeights(model: Module, halves: readonly NamedHalfTensor[]
   }
 }
 
-/**
- * Rounds the weight of every Linear of `model` (of even input size) to `type` and has its products read the 16-bit
- * form (the f32 weights stay the parameters); returns the number of layers converted. For inference.
- */
-export async function halfLinears(model: Module, type: HalfType): Promise<number> {
+/** The weight of every Linear of `model` (of even input size) rounded to `type`, under its weight's name: for `useHalfWeights`. */
+export async function halfLinearWeights(model: Module, type: HalfType): Promise<NamedHalfTensor[]> {
   const tensors: NamedTensor[] = [];
   for (const [name, param] of model.namedParameters()) {
     if (isLinearWeight(name))
       tensors.push({ name, shape: [...param.shape], data: await param.float32Data() });
   }
-  const halves = halfLinearTensors(tensors, type);
+  return halfLinearTensors(tensors, type);
+}
+
+/**
+ * Rounds the weight of every Linear of `model` (of even input size) to `type` and has its products read the 16-bit
+ * form (the f32 weights stay the parameters); returns the number of layers converted. For inference.
+ */
+export async function halfLinears(model: Module, type: HalfType): Promise<number> {
+  const halves = await halfLinearWeights(model, type);
   useHalfWeights(model, halves, 'halfLinears');
   return halves.length;
 }

@@ -30,7 +30,7 @@ export {
   ggufTensorTypes,
   serializeGguf,
 } from './gguf/write';
-export { halfLinears, type NamedHalfTensor, useHalfWeights } from './half-linears';
+export { halfLinears, halfLinearWeights, type NamedHalfTensor, useHalfWeights } from './half-linears';
 export { parseHfConfig, toHfConfig } from './hf/config';
 export { fromHfTensors, toHfTensors } from './hf/names';
 export { hfToLoomRotary, loomToHfRotary } from './hf/rotary';

@@ -1,5 +1,11 @@
 import { CpuBackend } from '@loom/backend-cpu';
-import { type NamedQuantizedTensor, quantizedLinearWeights, useQuantizedWeights } from '@loom/models';
+import {
+  halfLinearWeights,
+  type NamedQuantizedTensor,
+  quantizedLinearWeights,
+  useHalfWeights,
+  useQuantizedWeights,
+} from '@loom/models';
 import { TransformerLM } from '@loom/nn';
 import { type Backend, setBackend } from '@loom/tensor';
 import { UsageError } from '../flags';
@@ -18,7 +24,7 @@ const SHAPES = {
 type ShapeName = keyof typeof SHAPES;
 
 /** How each model's linear layers hold their weights. */
-const FORMATS = ['f32', 'q8_0', 'q4_0', 'q4_k'] as const;
+const FORMATS = ['f32', 'q8_0', 'q4_0', 'q4_k', 'bf16'] as const;
 type Format = (typeof FORMATS)[number];
 
 /** The shapes named by `--quantized` (a comma list of 15M, 110M; `none` for no rows). */
@@ -56,15 +62,17 @@ export async function quantizedDecodeRows(options: QuantizedDecodeOptions, resto
     for (const shape of options.shapes) {
       const f32 = new TransformerLM(SHAPES[shape]()).eval();
       const quantized = new TransformerLM(SHAPES[shape]()).eval();
-      const blocks: Record<Exclude<Format, 'f32'>, NamedQuantizedTensor[]> = {
+      const blocks: Record<Exclude<Format, 'f32' | 'bf16'>, NamedQuantizedTensor[]> = {
         q8_0: await quantizedLinearWeights(f32, 'q8_0'),
         q4_0: await quantizedLinearWeights(f32, 'q4_0'),
         q4_k: await quantizedLinearWeights(f32, 'q4_k'), // layers whose input is not whole super-blocks: Q4_0
       };
-      const rates: Record<Format, number[]> = { f32: [], q8_0: [], q4_0: [], q4_k: [] };
+      const halves = await halfLinearWeights(f32, 'bf16');
+      const rates: Record<Format, number[]> = { f32: [], q8_0: [], q4_0: [], q4_k: [], bf16: [] };
       const modelOf = (format: Format): TransformerLM => {
         if (format === 'f32') return f32;
-        useQuantizedWeights(quantized, blocks[format], `${shape} ${format}`);
+        if (format === 'bf16') useHalfWeights(quantized, halves, `${shape} bf16`);
+        else useQuantizedWeights(quantized, blocks[format], `${shape} ${format}`);
         return quantized;
       };
       for (let round = 0; round < options.rounds; round++) {
@@ -82,7 +90,7 @@ export async function quantizedDecodeRows(options: QuantizedDecodeOptions, resto
           value: median(rates[format]),
         });
       }
-      for (const format of ['q8_0', 'q4_0', 'q4_k'] as const) {
+      for (const format of ['q8_0', 'q4_0', 'q4_k', 'bf16'] as const) {
         rows.push({
           model: name,
           measure: `${format} / f32 decode (x)`,
