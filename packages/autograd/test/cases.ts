@@ -5,9 +5,11 @@ import {
   binary,
   binaryOps,
   concat,
+  type Distribution,
   type FusedCase,
   fusedOps,
   gather,
+  type HalfType,
   type InputNames,
   layernorm,
   logSoftmax,
@@ -15,6 +17,7 @@ import {
   max,
   mean,
   normalAt,
+  packHalves,
   permute,
   rmsnorm,
   rope,
@@ -38,7 +41,7 @@ import {
 /** A scalar function of seeded inputs whose gradient is checked. */
 export interface GradCase {
   readonly name: string;
-  readonly inputs: readonly { shape: number[]; kind?: 'positive' | 'ids'; high?: number }[];
+  readonly inputs: readonly { shape: number[]; kind?: 'positive' | 'ids' | HalfType; high?: number }[];
   readonly fn: (xs: Tensor[]) => Tensor;
 }
 
@@ -164,6 +167,11 @@ export function caseInputs(backend: Backend, c: GradCase, seed: number): Tensor[
       const ids = Array.from({ length: n }, (_, j) => (j * 7 + seed) % ((spec.high ?? 1) + 1));
       return tensor(ids, spec.shape, { backend, dtype: 'i32' });
     }
+    if (spec.kind === 'f16' || spec.kind === 'bf16') {
+      // Words of two 16-bit floats (a HalfWeight's packing), normal values of scale 0.1.
+      const values = Float32Array.from({ length: 2 * n }, (_, j) => 0.1 * normalAt(seed * 17 + i, j));
+      return tensor(packHalves(spec.kind, values), spec.shape, { backend, dtype: 'i32' });
+    }
     const values = Array.from({ length: n }, (_, j) => {
       const v = normalAt(seed * 17 + i, j);
       return spec.kind === 'positive' ? 0.5 + Math.abs(v) : v;
@@ -184,6 +192,20 @@ export const recordedOps: readonly AnyFusedOp[] = (Object.values(fusedOps) as An
   (op) => op.kind === 'returns' && typeof op.gradient === 'object',
 );
 
+/** How a gradcheck input is drawn for a conformance input drawn from `dist`. */
+function gradKind(dist: Distribution | undefined): 'positive' | 'ids' | HalfType | undefined {
+  switch (dist?.kind) {
+    case 'ints':
+      return 'ids';
+    case 'positive':
+      return 'positive';
+    case 'halves':
+      return dist.type;
+    default:
+      return undefined;
+  }
+}
+
 /** One gradcheck case per recorded fused op, from its conformance cases, run through the dispatcher. */
 export const fusedGradCases: GradCase[] = recordedOps.map((op) => {
   const c = gradcheckCase(op);
@@ -191,7 +213,7 @@ export const fusedGradCases: GradCase[] = recordedOps.map((op) => {
     name: `fused ${op.name} ${c.label}`,
     inputs: c.inputs.map((spec) => ({
       shape: [...spec.shape],
-      kind: spec.dist?.kind === 'ints' ? 'ids' : spec.dist?.kind === 'positive' ? 'positive' : undefined,
+      kind: gradKind(spec.dist),
       high: spec.dist?.kind === 'ints' ? spec.dist.high : undefined,
     })),
     fn: (xs) => {
