@@ -373,7 +373,7 @@ export const generateSuite: Suite = {
       };
       rows.push(...(await quantizedDecodeRows(quantized, backend)));
       notes.push(
-        `quantized rows: random models, linear layers in f32, Q8_0, Q4_0 and Q4_K (quantized in process; Q4_0 where a layer's input is not a multiple of 256), measured in turn each of ${quantized.rounds} round(s), median; --quantized none skips them.`,
+        `quantized rows: random models, linear layers in f32, Q8_0, Q4_0, Q4_K (quantized in process; Q4_0 where a layer's input is not a multiple of 256) and BF16 (rounded in process), measured in turn each of ${quantized.rounds} round(s), median; --quantized none skips them.`,
       );
     }
     notes.push(
