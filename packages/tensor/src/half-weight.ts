@@ -2,7 +2,7 @@ import { tensor } from './creation';
 import { where } from './elementwise';
 import { f32ToBf16Bits, f32ToF16Bits, type HalfType } from './half';
 import { gather } from './indexing';
-import { concat } from './movement';
+import { digits } from './quantized-weight';
 import { scope } from './scope';
 import { showShape } from './shape';
 import type { Tensor } from './tensor';
@@ -78,12 +78,7 @@ export function unpackHalves(type: HalfType, packed: Tensor): Tensor {
   return scope(() => {
     const [out, words] = packed.shape;
     const { exponentBits, fractionBits } = FORMAT[type];
-    // The low half of each word, unsigned (i32 division truncates toward zero), and the high half.
-    const r = packed.sub(packed.div(65536).mul(65536));
-    const low = where(r.lt(0), r.add(65536), r);
-    const highSigned = packed.sub(low).div(65536); // exact: packed - low is a multiple of 65536
-    const high = where(highSigned.lt(0), highSigned.add(65536), highSigned);
-    const both = concat([low.reshape([out, words, 1]), high.reshape([out, words, 1])], -1); // [out, words, 2]: values 2j, 2j + 1
+    const both = digits(packed, 65536, 2); // [out, words, 2]: the unsigned 16-bit values 2j, 2j + 1
     const magnitude = where(both.ge(32768), both.sub(32768), both);
     const scale = 2 ** fractionBits;
     const exponent = magnitude.div(scale); // [out, words, 2], 0 .. 2^exponentBits - 1

@@ -141,7 +141,7 @@ function splitDigit(words: Tensor, base: number): [digit: Tensor, rest: Tensor] 
 }
 
 /** The `count` base-`base` digits of each word, lowest first: [..., words] -> [..., words, count]. */
-function digits(words: Tensor, base: number, count: number): Tensor {
+export function digits(words: Tensor, base: number, count: number): Tensor {
   const parts: Tensor[] = [];
   let rest = words;
   for (let i = 0; i < count; i++) {
