@@ -126,6 +126,13 @@ describe.skipIf(!wasmForTests())(
       check({ b: 1, s: 1500, h: 3, hkv: 3, hd: 48, offset: 1400 }, 2);
     });
 
+    it('gives the same results with a batch of short ragged rows split across two threads (a server step)', async () => {
+      expect(await cpuThreadsReady(cpuKernelSettings({ threads: 2 }))).toBe(2);
+      const keyLengths = [256, 0, 17, 200, 1, 256, 90, 3];
+      check({ b: 8, s: 256, h: 6, hkv: 3, hd: 48, offset: 255, mask: { kind: 'none' }, keyLengths }, 2);
+      check({ b: 3, s: 64, h: 4, hkv: 4, hd: 16, offset: 63 }, 2);
+    });
+
     it('declines what it does not cover, computing nothing', () => {
       const spec: AttentionSpec = {
         mask: { kind: 'causal' },

@@ -26,7 +26,7 @@ function scoresArea(length: number): CpuStorage | undefined {
 
 /**
  * Attention of one query per batch row (q [B, 1, H, hd], k and v [B, S, Hkv, hd]) by the
- * WebAssembly kernel `attend_one_f32`, heads split across threads when the row is long enough:
+ * WebAssembly kernel `attend_one_f32`, rows and heads split across threads when the batch is long enough:
  * the decode step. Each row sees the keys `visibleKeys(spec, b, 0, S)` gives (every mask kind);
  * a row that sees none gets zeros. Returns false, computing nothing, when the kernel cannot run
  * (more than one query, hd not a multiple of 4, an operand outside the heap, the kernels off).
@@ -55,9 +55,12 @@ export function decodeAttentionInto(
     const { start, end } = visibleKeys(spec, row, 0, s);
     longest = Math.max(longest, end - start);
   }
-  // Scores of one batch row: [H, count].
-  const scoresAddress = scoresArea(Math.max(1, h * longest))?.address;
+  // Scores of every batch row: [B, H, longest], so rows may run at once.
+  const rowScores = h * longest;
+  const scoresAddress = scoresArea(Math.max(1, b * rowScores))?.address;
   if (scoresAddress === undefined) return false;
+  const jobs: { count: number; args: number[] }[] = [];
+  let micros = 0;
   for (let row = 0; row < b; row++) {
     const { start, end } = visibleKeys(spec, row, 0, s);
     const count = end - start;
@@ -67,21 +70,28 @@ export function decodeAttentionInto(
       continue;
     }
     const kvFirst = row * s * kvRowBytes + start * kvRowBytes;
-    const [qRow, kFirst, vFirst, outRow] = [
-      qAddress + rowBytes,
-      kAddress + kvFirst,
-      vAddress + kvFirst,
-      outAddress + rowBytes,
-    ];
-    const micros = (4 * h * count * hd) / FLOPS_PER_MICRO;
-    if (settings.threads === 1 || micros < PARALLEL_MIN_MICROS) {
-      // A decode step of a small model on this thread: the kernel directly, no job to describe.
+    jobs.push({
+      count,
+      args: [
+        qAddress + rowBytes,
+        kAddress + kvFirst,
+        vAddress + kvFirst,
+        outAddress + rowBytes,
+        scoresAddress + row * rowScores * 4,
+      ],
+    });
+    micros += (4 * h * count * hd) / FLOPS_PER_MICRO;
+  }
+  if (settings.threads === 1 || micros < PARALLEL_MIN_MICROS) {
+    // A decode step of a small model on this thread: the kernel directly, no job to describe.
+    for (const { count, args } of jobs) {
+      const [qRow, kFirst, vFirst, outRow, scores] = args as [number, number, number, number, number];
       runtime.kernels.attend_one_f32(
         qRow,
         kFirst,
         vFirst,
         outRow,
-        scoresAddress,
+        scores,
         0,
         h,
         group,
@@ -91,29 +101,26 @@ export function decodeAttentionInto(
         spec.scale,
         runtime.work.offset,
       );
-      continue;
     }
-    const argsFor = (h0: number, h1: number) =>
-      checkedArgs('attend_one_f32', [
-        qRow,
-        kFirst,
-        vFirst,
-        outRow,
-        scoresAddress,
-        h0,
-        h1,
-        group,
-        count,
-        hd,
-        kvRowBytes,
-        spec.scale,
-      ]);
-    forkJoin(runtime, settings.threads, 'attend_one_f32', micros, (threads) => {
-      const pieces = Math.min(h, threads === 1 ? 1 : threads * CHUNKS_PER_THREAD);
-      return Array.from({ length: pieces }, (_, i) =>
-        argsFor(Math.floor((h * i) / pieces), Math.floor((h * (i + 1)) / pieces)),
-      );
-    });
+    return true;
   }
+  // One fork-join for the whole batch: each row's heads in as many ranges as keep every thread busy.
+  forkJoin(runtime, settings.threads, 'attend_one_f32', micros, (threads) => {
+    const perRow = Math.min(h, Math.ceil((threads === 1 ? 1 : threads * CHUNKS_PER_THREAD) / jobs.length));
+    return jobs.flatMap(({ count, args }) =>
+      Array.from({ length: perRow }, (_, i) =>
+        checkedArgs('attend_one_f32', [
+          ...args,
+          Math.floor((h * i) / perRow),
+          Math.floor((h * (i + 1)) / perRow),
+          group,
+          count,
+          hd,
+          kvRowBytes,
+          spec.scale,
+        ]),
+      ),
+    );
+  });
   return true;
 }
