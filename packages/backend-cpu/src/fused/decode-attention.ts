@@ -50,52 +50,46 @@ export function decodeAttentionInto(
   const [qAddress, kAddress, vAddress, outAddress] = addresses as number[];
   const group = h / hkv;
   const kvRowBytes = hkv * hd * 4;
-  let longest = 0;
-  for (let row = 0; row < b; row++) {
-    const { start, end } = visibleKeys(spec, row, 0, s);
-    longest = Math.max(longest, end - start);
-  }
+  const ranges = Array.from({ length: b }, (_, row) => visibleKeys(spec, row, 0, s));
+  const longest = Math.max(0, ...ranges.map(({ start, end }) => end - start));
   // Scores of every batch row: [B, H, longest], so rows may run at once.
   const rowScores = h * longest;
   const scoresAddress = scoresArea(Math.max(1, b * rowScores))?.address;
   if (scoresAddress === undefined) return false;
-  const jobs: { count: number; args: number[] }[] = [];
+  // Byte addresses of each row that sees a key; a row that sees none gets zeros.
+  const jobs: { q: number; k: number; v: number; out: number; scores: number; count: number }[] = [];
   let micros = 0;
-  for (let row = 0; row < b; row++) {
-    const { start, end } = visibleKeys(spec, row, 0, s);
+  ranges.forEach(({ start, end }, row) => {
     const count = end - start;
     const rowBytes = row * h * hd * 4;
     if (count <= 0) {
       out.f32.fill(0, row * h * hd, (row + 1) * h * hd);
-      continue;
+      return;
     }
     const kvFirst = row * s * kvRowBytes + start * kvRowBytes;
     jobs.push({
+      q: qAddress + rowBytes,
+      k: kAddress + kvFirst,
+      v: vAddress + kvFirst,
+      out: outAddress + rowBytes,
+      scores: scoresAddress + row * rowScores * 4,
       count,
-      args: [
-        qAddress + rowBytes,
-        kAddress + kvFirst,
-        vAddress + kvFirst,
-        outAddress + rowBytes,
-        scoresAddress + row * rowScores * 4,
-      ],
     });
     micros += (4 * h * count * hd) / FLOPS_PER_MICRO;
-  }
+  });
   if (settings.threads === 1 || micros < PARALLEL_MIN_MICROS) {
     // A decode step of a small model on this thread: the kernel directly, no job to describe.
-    for (const { count, args } of jobs) {
-      const [qRow, kFirst, vFirst, outRow, scores] = args as [number, number, number, number, number];
+    for (const job of jobs) {
       runtime.kernels.attend_one_f32(
-        qRow,
-        kFirst,
-        vFirst,
-        outRow,
-        scores,
+        job.q,
+        job.k,
+        job.v,
+        job.out,
+        job.scores,
         0,
         h,
         group,
-        count,
+        job.count,
         hd,
         kvRowBytes,
         spec.scale,
@@ -107,14 +101,18 @@ export function decodeAttentionInto(
   // One fork-join for the whole batch: each row's heads in as many ranges as keep every thread busy.
   forkJoin(runtime, settings.threads, 'attend_one_f32', micros, (threads) => {
     const perRow = Math.min(h, Math.ceil((threads === 1 ? 1 : threads * CHUNKS_PER_THREAD) / jobs.length));
-    return jobs.flatMap(({ count, args }) =>
+    return jobs.flatMap((job) =>
       Array.from({ length: perRow }, (_, i) =>
         checkedArgs('attend_one_f32', [
-          ...args,
+          job.q,
+          job.k,
+          job.v,
+          job.out,
+          job.scores,
           Math.floor((h * i) / perRow),
           Math.floor((h * (i + 1)) / perRow),
           group,
-          count,
+          job.count,
           hd,
           kvRowBytes,
           spec.scale,
