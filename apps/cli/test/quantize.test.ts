@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CpuBackend } from '@loom/backend-cpu';
-import { loadModelFile, transformerFromTensors } from '@loom/models';
+import { loadModelFile, parseModel, serializeGguf, transformerFromTensors } from '@loom/models';
 import { InferenceSession } from '@loom/runtime';
 import { setBackend } from '@loom/tensor';
 import { loadTokenizer } from '@loom/tokenizer';
@@ -92,7 +92,10 @@ describe('loom quantize', () => {
     const result = await loom(dir, 'quantize', '--type', 'q4_k', stories, out, '--tokenizer', tok512);
     expect(result.status).toBe(0);
     // dim 64: Q4_0; w2 rows of 172 (not a multiple of 32): F32, with the 11 norms;
-    expect(result.stdout).toMatch(/: 30 Q4_0, 16 F32, 1 Q8_0\n$/); // the tied embeddings: Q6_K → Q8_0
+    // the tied embeddings: Q6_K → Q8_0; the Q4_0 matrices calibrated on the model's own text (the default)
+    expect(result.stdout).toMatch(
+      /: 30 Q4_0, 16 F32, 1 Q8_0; Q4_0 calibrated on 2048 tokens of text the model wrote\n$/,
+    );
     expect(result.stderr).toMatch(/31 matrices have rows that are not whole Q4_K blocks of 256/);
     const quantized = loadModelFile(out);
     const original = loadModelFile(stories);
@@ -107,6 +110,10 @@ describe('loom quantize', () => {
     [['--type', 'q5_k', 'a.bin', 'b.gguf'], /--type: expected q8_0, q4_0, q4_k or q6_k, got "q5_k"/],
     [['--type', 'q8_0', 'a.bin', 'b.bin'], /OUT: "b.bin" must end in .gguf/],
     [['--type', 'q8_0', 'a.bin'], /expected IN and OUT.gguf/],
+    [
+      ['--type', 'q4_0', '--calibration', '', 'a.bin', 'b.gguf'],
+      /--calibration: expected auto, none or a text file/,
+    ],
   ])('refuses %j with a usage error', async (argv, message) => {
     const result = await loom(dir, 'quantize', ...argv);
     expect(result.status).toBe(2);
@@ -117,5 +124,72 @@ describe('loom quantize', () => {
     const result = await loom(dir, 'quantize', '--type', 'q8_0', 'missing.bin', 'out.gguf');
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/^quantize: .*missing\.bin/);
+  });
+
+  describe('--calibration', () => {
+    const wq = 'layers.0.attention.wq.weight';
+    const blocks = (path: string) => {
+      const tensor = loadModelFile(path, { weights: 'quantized' }).quantized?.find((t) => t.name === wq);
+      if (tensor === undefined) throw new Error(`${path} has no quantized ${wq}`);
+      return tensor;
+    };
+    const run = async (name: string, ...flags: string[]) => {
+      const out = join(dir, `stories-q4_0-${name}.gguf`);
+      const result = await loom(
+        dir,
+        'quantize',
+        '--type',
+        'q4_0',
+        stories,
+        out,
+        '--tokenizer',
+        tok512,
+        ...flags,
+      );
+      return { ...result, out };
+    };
+
+    it('none rounds as llama.cpp (the reference quantizer, byte for byte); auto and a text file round otherwise', async () => {
+      const none = await run('none', '--calibration', 'none');
+      expect(none.status).toBe(0);
+      expect(none.stdout).toMatch(/: 30 Q4_0, 16 F32, 1 Q8_0\n$/);
+      const reference = loadModelFile(none.out, { weights: 'quantized' });
+      const stored = reference.quantized?.find((t) => t.name === wq);
+      const expected = parseModel(
+        serializeGguf(reference.config, loadModelFile(stories).tensors, { weightType: 'Q4_0' }),
+        undefined,
+        'reference.gguf',
+        { weights: 'quantized' },
+      ).quantized?.find((t) => t.name === wq);
+      expect(stored).toEqual(expected);
+
+      const text = join(dir, 'calibration.txt');
+      writeFileSync(
+        text,
+        'Lily and Ben went to the park. They saw a big red ball and played all day. '.repeat(20),
+      );
+      const file = await run('file', '--calibration', text);
+      expect(file.status).toBe(0);
+      expect(file.stdout).toMatch(/; Q4_0 calibrated on \d+ tokens of .*calibration\.txt\n$/);
+      const auto = await run('auto');
+      expect(auto.stdout).toMatch(/; Q4_0 calibrated on 2048 tokens of text the model wrote\n$/);
+      expect(blocks(auto.out).scales).not.toEqual(stored?.scales);
+      expect(blocks(file.out).scales).not.toEqual(blocks(auto.out).scales);
+      // seeded: the same file again
+      expect(readFileSync((await run('auto-again')).out)).toEqual(readFileSync(auto.out));
+    });
+
+    it('refuses a calibration file it cannot read, naming it', async () => {
+      const missing = await run('missing', '--calibration', join(dir, 'missing.txt'));
+      expect(missing.status).toBe(1);
+      expect(missing.stderr).toMatch(/--calibration .*missing\.txt.*ENOENT/);
+      const short = join(dir, 'short.txt');
+      writeFileSync(short, '');
+      const empty = await run('empty', '--calibration', short);
+      expect(empty.status).toBe(1);
+      expect(empty.stderr).toMatch(
+        /--calibration .*short\.txt: the text is 1 token\(s\); give at least a sentence/,
+      );
+    });
   });
 });

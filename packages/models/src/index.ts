@@ -1,5 +1,10 @@
 export { type AtomicWriteOptions, writeFileAtomic } from './atomic-write';
 export {
+  collectInputStatistics,
+  FULL_MOMENTS_MAX_FEATURES,
+  type InputStatistics,
+} from './calibration/input-statistics';
+export {
   CHECKPOINT_FILES,
   type Checkpoint,
   type CheckpointExtra,

@@ -1,19 +1,27 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { existingUserPath, userPath } from '@loom/generate/paths';
+import { CpuBackend } from '@loom/backend-cpu';
+import { existingUserPath, readUserFile, userPath } from '@loom/generate/paths';
 import {
+  collectInputStatistics,
   type GgufWeightType,
   type GgufWriteOptions,
   ggufTensorTypes,
+  type InputStatistics,
+  isMambaConfig,
+  type LoadedModel,
   loadModelFile,
   type ModelConfig,
   serializeGguf,
+  transformerFromTensors,
   writeFileAtomic,
 } from '@loom/models';
-import { carriedTokenizer, ggufVocabulary } from '../convert/carried-tokenizer';
+import { setBackend } from '@loom/tensor';
+import { type CarriedTokenizer, carriedTokenizer, ggufVocabulary } from '../convert/carried-tokenizer';
 import { UsageError } from '../flags';
 import type { LoomIo } from '../io';
-import { parseQuantizeArgs, type QuantizeCommand, USAGE } from './args';
+import { type Calibration, parseQuantizeArgs, type QuantizeCommand, USAGE } from './args';
+import { calibrationWindows, sampleCalibrationTokens } from './calibration';
 
 type Quantizing = Extract<QuantizeCommand, { kind: 'quantize' }>;
 
@@ -39,25 +47,85 @@ function typeCounts(types: readonly string[]): string {
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(2)} MiB`;
 
-function quantize(command: Quantizing, io: LoomIo): void {
+/** What calibration was done, for the summary line. */
+interface Calibrated {
+  readonly statistics: ReadonlyMap<string, InputStatistics> | undefined;
+  readonly note: string;
+}
+
+/**
+ * The input statistics the Q4_0 matrices are rounded with (see --calibration), or none: for `none`, when no matrix
+ * is Q4_0, or (with a note on stderr) when there is no BOS token to start the model's own text from.
+ */
+async function calibrate(
+  calibration: Calibration,
+  loaded: LoadedModel,
+  carried: CarriedTokenizer | undefined,
+  input: string,
+  io: LoomIo,
+): Promise<Calibrated> {
+  const none = { statistics: undefined, note: '' };
+  if (calibration.kind === 'none' || isMambaConfig(loaded.config)) return none;
+  const tokenizer = carried?.tokenizer;
+  if (calibration.kind === 'file' && tokenizer === undefined) {
+    throw new UsageError(
+      `--calibration ${calibration.path}: needs a tokenizer to read the text; pass --tokenizer`,
+    );
+  }
+  const bos = tokenizer?.bos;
+  if (calibration.kind === 'auto' && bos === undefined) {
+    io.stderr.write(
+      'quantize: no tokenizer with a BOS token to start calibration text from, so Q4_0 matrices are rounded as llama.cpp rounds them; pass --tokenizer or --calibration FILE\n',
+    );
+    return none;
+  }
+  setBackend(new CpuBackend());
+  const model = transformerFromTensors(loaded, input).eval();
+  try {
+    const sequences =
+      calibration.kind === 'file' && tokenizer !== undefined
+        ? calibrationWindows(
+            new TextDecoder('utf-8', { fatal: true }).decode(
+              readUserFile('--calibration', calibration.path, io.env),
+            ),
+            tokenizer,
+            model,
+            calibration.path,
+          )
+        : await sampleCalibrationTokens(model, bos ?? 0);
+    const tokens = sequences.reduce((n, s) => n + s.length, 0);
+    const source = calibration.kind === 'file' ? calibration.path : 'text the model wrote';
+    return {
+      statistics: await collectInputStatistics(model, sequences),
+      note: `; Q4_0 calibrated on ${tokens} tokens of ${source}`,
+    };
+  } finally {
+    model.dispose();
+  }
+}
+
+async function quantize(command: Quantizing, io: LoomIo): Promise<void> {
   const input = existingUserPath('IN', command.input, io.env);
   const out = userPath(command.output, io.env);
   if (input === out) throw new UsageError(`OUT is IN (${input}); write the quantized model elsewhere`);
   const loaded = loadModelFile(input);
   const carried = carriedTokenizer(command.tokenizer, input, loaded.tokenizerJson, io.env);
   const vocabulary = carried === undefined ? undefined : ggufVocabulary(carried);
-  const options: GgufWriteOptions = {
+  const plain: GgufWriteOptions = {
     weightType: command.type,
     vocabulary,
     tensorTypes: command.pure ? {} : outputProjectionType(loaded.config, command.type),
   };
-  const bytes = serializeGguf(loaded.config, loaded.tensors, options);
+  const types = ggufTensorTypes(loaded.tensors, plain).map((tensor) => tensor.type);
+  const { statistics, note } = types.includes('Q4_0')
+    ? await calibrate(command.calibration, loaded, carried, input, io)
+    : { statistics: undefined, note: '' };
+  const bytes = serializeGguf(loaded.config, loaded.tensors, { ...plain, statistics });
   mkdirSync(dirname(out), { recursive: true });
   writeFileAtomic(out, bytes);
-  const types = ggufTensorTypes(loaded.tensors, options).map((tensor) => tensor.type);
   const inputBytes = statSync(input).isFile() ? ` (${mib(statSync(input).size)})` : '';
   io.stdout.write(
-    `${command.input} (${loaded.format})${inputBytes} -> ${command.output} (${mib(bytes.length)}): ${typeCounts(types)}\n`,
+    `${command.input} (${loaded.format})${inputBytes} -> ${command.output} (${mib(bytes.length)}): ${typeCounts(types)}${note}\n`,
   );
   const asked = ggufTensorTypes(loaded.tensors, { weightType: command.type }).map((tensor) => tensor.type);
   const fellBack = asked.filter((type) => type !== command.type && type !== 'F32').length;
@@ -78,7 +146,7 @@ export async function main(argv: readonly string[], io: LoomIo): Promise<number>
   try {
     const command = parseQuantizeArgs(argv);
     if (command.kind === 'help') io.stdout.write(`${USAGE}\n`);
-    else quantize(command, io);
+    else await quantize(command, io);
     return 0;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -1,8 +1,10 @@
 import { headDim, validateConfig } from '@loom/nn';
 import { bytesOf } from '../bytes';
+import type { InputStatistics } from '../calibration/input-statistics';
 import type { ModelConfig } from '../config';
 import type { NamedTensor } from '../tensor';
 import { validateTensors } from '../validate';
+import { quantizeQ4_0Calibrated } from './calibrated-q4-0';
 import { GGUF_MAGIC } from './header';
 import { BLOCK_SIZE, type QuantizedType, quantize } from './quantize';
 
@@ -34,6 +36,12 @@ export interface GgufWriteOptions {
   readonly vocabulary?: GgufVocabulary;
   /** `general.name`. */
   readonly name?: string;
+  /**
+   * Calibration statistics of the linear layers' inputs by weight name (`collectInputStatistics`): Q4_0 matrices
+   * that have them are rounded to keep the layer's outputs close (`quantizeQ4_0Calibrated`) instead of by
+   * llama.cpp's reference rule.
+   */
+  readonly statistics?: ReadonlyMap<string, InputStatistics>;
 }
 
 const TYPE_IDS: Readonly<Record<GgufWeightType, number>> = {
@@ -301,7 +309,13 @@ export function serializeGguf(
   ];
   const stored = ordered.map((tensor) => {
     const type = storedType(tensor, options);
-    const bytes = type === 'F32' ? bytesOf(tensor.data) : quantize(tensor.data, type);
+    const statistics = type === 'Q4_0' ? options.statistics?.get(tensor.name) : undefined;
+    const bytes =
+      type === 'F32'
+        ? bytesOf(tensor.data)
+        : statistics
+          ? quantizeQ4_0Calibrated(tensor.data, statistics)
+          : quantize(tensor.data, type);
     return { tensor, type: TYPE_IDS[type], bytes };
   });
   const out = new Writer();

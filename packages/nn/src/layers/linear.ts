@@ -32,6 +32,8 @@ export class Linear extends Module {
   readonly bias: Tensor | undefined;
   /** Added to the output when set; its parameters are not this module's (see `applyLora`). */
   adapter: LinearAdapter | undefined = undefined;
+  /** Called with every input x [..., in] before the product when set (calibration statistics); x is not its to keep. */
+  inputObserver: ((x: Tensor) => void) | undefined = undefined;
   /** A compact copy of `weight` [out, in] the forward product reads when set; this layer owns it (see `useQuantized`). */
   #quantized: QuantizedWeight | HalfWeight | undefined = undefined;
 
@@ -86,6 +88,7 @@ export class Linear extends Module {
 
   /** x [..., in] -> [..., out]. */
   forward(x: Tensor): Tensor {
+    this.inputObserver?.(x);
     const packed = this.#quantized;
     const y =
       packed === undefined
