@@ -97,9 +97,13 @@ describe('quantizeQ4_0Calibrated', () => {
     expect(rms).toBeLessThan(0.15); // levels 1/8 of the block's extreme apart, errors compensated across columns
   });
 
-  it('refuses a weight that is not rows of the statistics’ input size', () => {
+  it('refuses a weight that is not rows of the statistics’ input size, and statistics of the wrong length', () => {
     expect(() => quantizeQ4_0Calibrated(new Float32Array(100), full)).toThrow(
       /100 values are not rows of 96 \(the statistics' input size\) in whole blocks of 32/,
+    );
+    const short: InputStatistics = { ...full, moments: new Float64Array(96) };
+    expect(() => quantizeQ4_0Calibrated(w, short)).toThrow(
+      /full statistics of 96 features hold 96 moments; expected 9216/,
     );
   });
 });

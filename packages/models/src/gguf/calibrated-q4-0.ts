@@ -156,6 +156,12 @@ export function quantizeQ4_0Calibrated(values: Float32Array, statistics: InputSt
     );
   }
   const full = statistics.kind === 'full';
+  const expected = full ? n * n : n;
+  if (statistics.moments.length !== expected) {
+    throw new Error(
+      `quantizeQ4_0Calibrated: ${statistics.kind} statistics of ${n} features hold ${statistics.moments.length} moments; expected ${expected}`,
+    );
+  }
   const u = full ? factorOf(statistics) : undefined;
   const importance = full
     ? Float64Array.from({ length: n }, (_, i) => statistics.moments[i * n + i])
