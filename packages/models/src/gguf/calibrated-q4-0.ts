@@ -1,11 +1,10 @@
 import type { InputStatistics } from '../calibration/input-statistics';
 import { f16ToF32, f32ToF16Bits } from '../half';
-import { BLOCK } from './quantize';
+import { BLOCK, Q4_0_BLOCK_BYTES, writeQ4_0Block } from './quantize';
 
 /** Q4_0 levels: d · q for integers q in [-8, 7]. */
 const LOW = -8;
 const HIGH = 7;
-const BLOCK_BYTES = 18;
 /** Damping added to the moments' diagonal, as a fraction of its mean: keeps M invertible where inputs are rare. */
 const DAMPING = 0.01;
 /** Candidate scales per block: extreme / -(8 + STEP · s) for s in [-STEPS, STEPS]. */
@@ -168,10 +167,10 @@ export function quantizeQ4_0Calibrated(values: Float32Array, statistics: InputSt
     : statistics.moments;
   const rows = values.length / n;
   const blocks = n / BLOCK;
-  const out = new Uint8Array(rows * blocks * BLOCK_BYTES);
+  const out = new Uint8Array(rows * blocks * Q4_0_BLOCK_BYTES);
   const w = Float64Array.from(values); // [rows, n], the columns not yet rounded carry the errors spread onto them
   const spread = new Float64Array(rows * BLOCK); // [rows, BLOCK]: each rounded column's error / U[j, j]
-  const q = new Int8Array(BLOCK);
+  const levels = new Uint8Array(BLOCK); // q - LOW, as the block stores them
   const weights = new Float64Array(BLOCK);
   const slab = new Float64Array(u === undefined ? 0 : (n - BLOCK) * BLOCK);
   // Block by block for all rows, so the BLOCK rows of U a block spreads with stay in cache across the rows.
@@ -183,17 +182,14 @@ export function quantizeQ4_0Calibrated(values: Float32Array, statistics: InputSt
       const d = blockScale(w, row + start, importance, start, weights);
       for (let i = 0; i < BLOCK; i++) {
         const j = start + i;
-        q[i] = d === 0 ? 0 : level(w[row + j], d);
+        const q = d === 0 ? 0 : level(w[row + j], d);
+        levels[i] = q - LOW;
         if (u === undefined) continue;
-        const e = (w[row + j] - d * q[i]) / u[j * n + j];
+        const e = (w[row + j] - d * q) / u[j * n + j];
         spread[r * BLOCK + i] = e;
         for (let k = j + 1; k < end; k++) w[row + k] -= e * u[j * n + k];
       }
-      const at = (r * blocks + b) * BLOCK_BYTES;
-      const bits = f32ToF16Bits(d);
-      out[at] = bits & 0xff;
-      out[at + 1] = bits >> 8;
-      for (let i = 0; i < 16; i++) out[at + 2 + i] = (q[i] - LOW) | ((q[i + 16] - LOW) << 4);
+      writeQ4_0Block(out, (r * blocks + b) * Q4_0_BLOCK_BYTES, d, levels);
     }
     if (u === undefined || end === n) continue;
     // The block's errors onto the columns after it: w[:, end:] -= spread · U[start:end, end:], with that slab of U

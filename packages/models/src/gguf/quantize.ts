@@ -49,16 +49,26 @@ function quantizeQ8_0(values: Float32Array): Uint8Array {
   return out;
 }
 
+/** Bytes of one Q4_0 block: the float16 scale, then 16 bytes of two 4-bit levels each. */
+export const Q4_0_BLOCK_BYTES = 18;
+
+/**
+ * Writes the Q4_0 block at byte `at`: scale d as float16, then byte i holds levels[i] (low half) and levels[i + 16]
+ * (high half), each a value in [0, 15] standing for d · (level − 8).
+ */
+export function writeQ4_0Block(out: Uint8Array, at: number, d: number, levels: ArrayLike<number>): void {
+  writeHalf(out, at, d);
+  for (let i = 0; i < 16; i++) out[at + 2 + i] = levels[i] | (levels[i + 16] << 4);
+}
+
 /**
  * Q4_0: per block of 32, d = m / −8 where m is the value of largest magnitude (so m itself maps to level 0 exactly),
- * q = min(15, ⌊x · (1/d) + 8.5⌋) in float32 arithmetic as llama.cpp's reference quantizer; byte i holds elements
- * i (low half) and i + 16 (high half).
+ * q = min(15, ⌊x · (1/d) + 8.5⌋) in float32 arithmetic as llama.cpp's reference quantizer.
  */
 function quantizeQ4_0(values: Float32Array): Uint8Array {
   const blocks = values.length / BLOCK;
-  const out = new Uint8Array(blocks * 18);
-  const level = (x: number, inverse: number) =>
-    Math.min(15, Math.max(0, Math.floor(f32(f32(x * inverse) + 8.5))));
+  const out = new Uint8Array(blocks * Q4_0_BLOCK_BYTES);
+  const levels = new Uint8Array(BLOCK);
   for (let b = 0; b < blocks; b++) {
     let extreme = 0;
     for (let i = 0; i < BLOCK; i++) {
@@ -67,12 +77,9 @@ function quantizeQ4_0(values: Float32Array): Uint8Array {
     }
     const d = f32(extreme / -8);
     const inverse = d === 0 ? 0 : f32(1 / d);
-    writeHalf(out, b * 18, d);
-    for (let i = 0; i < 16; i++) {
-      const low = level(values[b * BLOCK + i], inverse);
-      const high = level(values[b * BLOCK + i + 16], inverse);
-      out[b * 18 + 2 + i] = low | (high << 4);
-    }
+    for (let i = 0; i < BLOCK; i++)
+      levels[i] = Math.min(15, Math.max(0, Math.floor(f32(f32(values[b * BLOCK + i] * inverse) + 8.5))));
+    writeQ4_0Block(out, b * Q4_0_BLOCK_BYTES, d, levels);
   }
   return out;
 }
