@@ -6,7 +6,7 @@ import { checkedArgs, type KernelName } from '../wasm/kernels';
 import type { WasmRuntime } from '../wasm/runtime';
 
 /** Chunks of outputs per thread, so a late worker does not hold everyone up. */
-const CHUNKS_PER_THREAD = 4;
+const CHUNKS_PER_THREAD = 2;
 
 /**
  * Runs `kernel` over the outputs [0, out) of a product whose weight is read in place (quantized or 16-bit), split

@@ -47,7 +47,7 @@ export function quantizedMatmulInto(
     quantizedMatmulJs(p, x, scales, quants, out);
     return;
   }
-  const x8 = quantizeActivations(x, p.rows * p.blocks, activationForm(p.type, runtime.features));
+  const x8 = quantizeActivations(runtime, x, p.rows * p.blocks, activationForm(p.type, runtime.features));
   if (x8 === undefined) {
     quantizedMatmulJs(p, x, scales, quants, out);
     return;

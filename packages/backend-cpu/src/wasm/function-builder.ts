@@ -41,7 +41,7 @@ export class FunctionBuilder {
   }
 
   /** Scalar store of `value` at byte address `address + offset`. */
-  store(name: Extract<MemOp, 'f32.store'>, address: Operand, value: Operand, offset = 0): void {
+  store(name: Extract<MemOp, 'f32.store' | 'i32.store'>, address: Operand, value: Operand, offset = 0): void {
     emitOperand(this.#code, address);
     emitOperand(this.#code, value);
     this.#code.push(MemOp[name].code);

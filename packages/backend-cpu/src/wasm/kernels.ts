@@ -13,6 +13,7 @@ import { NORMS } from './norm-kernel';
 import { Q4K_DOT } from './q4k-dot-kernel';
 import { Q6K_DOT } from './q6k-dot-kernel';
 import { Q4_0_DOT, Q8_0_DOT } from './quant-dot-kernel';
+import { QUANTIZE_X } from './quantize-x-kernel';
 import { ROPE } from './rope-kernel';
 import { SOFTMAX } from './softmax-kernel';
 
@@ -35,6 +36,7 @@ export const KERNELS = [
   COPY_ROWS,
   ROPE,
   ATTEND_ONE,
+  ...QUANTIZE_X,
   Q8_0_DOT,
   Q4_0_DOT,
   Q4K_DOT,

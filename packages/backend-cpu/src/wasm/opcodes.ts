@@ -30,6 +30,7 @@ export const Op = {
   'i32.gt_s': 0x4a,
   'i32.le_s': 0x4c,
   'i32.ge_u': 0x4f,
+  'f32.ne': 0x5c,
   'i32.add': 0x6a,
   'i32.sub': 0x6b,
   'i32.mul': 0x6c,
@@ -80,6 +81,7 @@ export const Var = {
 /** Scalar memory instructions (followed by a memarg), with the natural alignment as log2 bytes. */
 export const MemOp = {
   'f32.load': { code: 0x2a, align: 2 },
+  'i32.store': { code: 0x36, align: 2 },
   'f32.store': { code: 0x38, align: 2 },
 } as const;
 export type MemOp = keyof typeof MemOp;
@@ -108,6 +110,8 @@ export const SimdOp = {
   'v128.bitselect': 0x52,
   'f32x4.demote_f64x2_zero': 0x5e,
   'f64x2.promote_low_f32x4': 0x5f,
+  'i8x16.narrow_i16x8_s': 0x65,
+  'i8x16.narrow_i16x8_u': 0x66,
   'f32x4.nearest': 0x6a,
   'i8x16.shr_u': 0x6d,
   'i8x16.sub': 0x71,
@@ -124,6 +128,7 @@ export const SimdOp = {
   'i32x4.add': 0xae,
   'i32x4.sub': 0xb1,
   'i32x4.dot_i16x8_s': 0xba,
+  'f32x4.abs': 0xe0,
   'f32x4.sqrt': 0xe3,
   'f32x4.add': 0xe4,
   'f32x4.sub': 0xe5,
@@ -151,6 +156,7 @@ export type RelaxedSimdOp = keyof typeof RelaxedSimdOp;
 
 /** SIMD lane instructions (followed by one lane-index byte). */
 export const SimdLaneOp = {
+  'i32x4.extract_lane': 0x1b,
   'f32x4.extract_lane': 0x1f,
   'f64x2.extract_lane': 0x21,
 } as const;
