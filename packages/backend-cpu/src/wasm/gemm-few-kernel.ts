@@ -25,9 +25,6 @@ const GEMM_FEW_T_ROWS = 2;
 const vadd = (a: Operand, b: Operand) => simd('f32x4.add', a, b);
 const splat = (address: Operand) => simdLoad('v128.load32_splat', address);
 
-/** Blocks (of 4 rows of W) between the one being computed with and the one being touched. */
-const TOUCH_AHEAD = 1;
-
 /**
  * Calls `tile(rows)` for the rows [0, m) of the output in tiles of `rows` rows, counting rows
  * with `i`: full tiles, then one smaller tile for what is left (each size's code emitted once).
@@ -67,7 +64,9 @@ function laneSum(v: Local): Operand {
  * `gemm_few_t`: out[i, j] = sum_q A[i, q] W[j, q] for i < m, j < n, with A row-major [m, k], W
  * row-major [n, k] (a weight stored [out, in]) and out rows ldo apart. Built for few rows (m up
  * to about 16): W is read once, 4 rows at a time, and each such block stays in L1 while the dot
- * products of all rows of A with it accumulate in GEMM_FEW_T_ROWS x 4 vector registers.
+ * products of all rows of A with it accumulate in GEMM_FEW_T_ROWS x 4 vector registers. W's four rows
+ * arrive as sequential streams the hardware prefetcher follows (a touch-ahead load of the next block
+ * each step, tried before, cost 15-30% of batched decode where the weights sit in a large L3).
  * Parameters: pointers and steps in bytes, sizes and `ldo`, the output's row stride, in elements.
  */
 export const GEMM_FEW_T = kernel({
@@ -78,8 +77,6 @@ export const GEMM_FEW_T = kernel({
     const [entry, i, j, q, kVec, nVec, rowBytes, ldoBytes, wRow, aRow, o] = f.locals(I, 11);
     const ap = f.locals(I, rows);
     const wp = f.locals(I, 4);
-    const [touch, touchStep, spread] = f.locals(I, 3);
-    const touched = f.local(F);
     const acc = Array.from({ length: rows }, () => f.locals(V, 4));
     const wv = f.locals(V, 4);
     const av = f.local(V);
@@ -89,14 +86,6 @@ export const GEMM_FEW_T = kernel({
     f.set(nVec, op('i32.and', n, -4));
     f.set(rowBytes, bytes(k));
     f.set(ldoBytes, bytes(ldo));
-    // Touch steps (bytes) that cover a block once over all row tiles of a block: a block has
-    // as many cache lines as a tile has steps, so 64 / tiles, rounded up to whole values;
-    // none beyond 16 tiles (there the rounding could run more than a block past).
-    f.set(spread, op('i32.div_u', add(m, rows - 1), rows));
-    f.set(
-      spread,
-      op('select', bytes(op('i32.div_u', add(16, sub(spread, 1)), spread)), 0, op('i32.le_s', spread, 16)),
-    );
 
     /** The dot products of A's rows [i, i + r) with W's rows [j, j + cols), cols 4 or 1. */
     const tile = (r: number, cols: number) => {
@@ -104,10 +93,6 @@ export const GEMM_FEW_T = kernel({
       for (let c = 0; c < cols; c++) f.set(wp[c], add(wRow, mul(c, rowBytes)));
       for (let t = 0; t < r; t++) for (let c = 0; c < cols; c++) f.set(acc[t][c], v128Zero);
       f.for(q, 0, kVec, 4, () => {
-        if (cols === 4) {
-          f.set(touched, load('f32.load', touch)); // unused: a load that can trap is not removed
-          f.set(touch, add(touch, touchStep));
-        }
         for (let c = 0; c < cols; c++) f.set(wv[c], simdLoad('v128.load', wp[c]));
         for (let t = 0; t < r; t++) {
           f.set(av, simdLoad('v128.load', ap[t]));
@@ -150,16 +135,6 @@ export const GEMM_FEW_T = kernel({
 
     const columns = (cols: number) => {
       f.set(wRow, add(w, mul(j, rowBytes)));
-      if (cols === 4) {
-        // Each step also loads (touches) one value of the block TOUCH_AHEAD blocks on, a
-        // cache line per tile's share: W then arrives as one even sequential stream, which
-        // the hardware prefetcher follows, rather than as four short ones per block, which it
-        // does not. The touches run at most one block past that block (the rounding of
-        // `spread`), so near the end of the columns a block touches its first value only.
-        const inside = op('i32.le_s', add(j, 4 * (TOUCH_AHEAD + 2)), nVec);
-        f.set(touch, op('select', add(wRow, mul(4 * TOUCH_AHEAD, rowBytes)), wRow, inside));
-        f.set(touchStep, op('select', spread, 0, inside));
-      }
       forRowTiles(f, i, m, rows, (r) => {
         f.set(aRow, add(a, mul(i, rowBytes)));
         tile(r, cols);
