@@ -1,7 +1,8 @@
 import { QUANT_BLOCK, quantFormat } from '@loom/tensor';
 import { CpuStorage } from '../storage';
+import type { KernelFeatures } from '../wasm/expr';
 import { Q4K_BLOCK_BYTES } from '../wasm/q4k-dot-kernel';
-import { Q6K_BLOCK_BYTES, Q6K_X_ORDER } from '../wasm/q6k-dot-kernel';
+import { Q6K_BLOCK_BYTES, Q6K_X_ORDER, Q6K_X_SUMS, q6kXForm } from '../wasm/q6k-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 import { X_ORDER, X_SUPER_BLOCK_BYTES } from '../wasm/super-block-dot';
 import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
@@ -61,13 +62,37 @@ const decodeQ6K: DecodeBlock = (bytes, base, scales, scale, row, at) => {
   }
 };
 
-/** Each K-quant type's kernel, bytes of codes per block, order of x within each 32 and portable decoder. */
+/**
+ * How the quantizer lays out x's codes for a kernel: `i16`, widened to i16 (each group of 32 in the kernel's order),
+ * then the eight sums of each group's codes; `i8`, as bytes in order, then the sums of each 16 at Q6K_X_SUMS (i16).
+ */
+type XForm = 'i16' | 'i8';
+
+/** Each K-quant type's kernel, bytes of codes per block, order and form of x's codes, and portable decoder. */
 const KINDS = {
-  q4_k: { kernel: 'q4k_dot', blockBytes: Q4K_BLOCK_BYTES, xOrder: X_ORDER, decode: decodeQ4K },
-  q6_k: { kernel: 'q6k_dot', blockBytes: Q6K_BLOCK_BYTES, xOrder: Q6K_X_ORDER, decode: decodeQ6K },
+  q4_k: {
+    kernel: 'q4k_dot',
+    blockBytes: Q4K_BLOCK_BYTES,
+    xOrder: X_ORDER,
+    xForm: () => 'i16',
+    decode: decodeQ4K,
+  },
+  q6_k: {
+    kernel: 'q6k_dot',
+    blockBytes: Q6K_BLOCK_BYTES,
+    xOrder: Q6K_X_ORDER,
+    xForm: q6kXForm,
+    decode: decodeQ6K,
+  },
 } as const satisfies Record<
   KQuantType,
-  { kernel: string; blockBytes: number; xOrder: readonly number[]; decode: DecodeBlock }
+  {
+    kernel: string;
+    blockBytes: number;
+    xOrder: readonly number[];
+    xForm: (features: KernelFeatures) => XForm;
+    decode: DecodeBlock;
+  }
 >;
 
 /**
@@ -101,9 +126,10 @@ export function kQuantMatmulInto(
       kQuantMatmulJs(p, x, scales, quants, out);
       return;
     }
-    quantizeSuperBlocks(x, blocks, KINDS[p.type].xOrder, codes, xScales);
+    const kind = KINDS[p.type];
+    quantizeSuperBlocks(x, blocks, kind.xOrder, kind.xForm(runtime.features), codes, xScales);
     const [sa, qa, oa] = addresses.slice(1) as number[];
-    const { kernel, blockBytes } = KINDS[p.type];
+    const { kernel, blockBytes } = kind;
     const scaleBytes = 4 * quantFormat(p.type).scales;
     const micros = (p.rows * p.out * p.superBlocks * SUPER) / MACS_PER_MICRO;
     forkJoinByOutput(runtime, settings.threads, kernel, micros, p.out, (j0, j1) => {
@@ -121,23 +147,25 @@ export function kQuantMatmulInto(
 }
 
 /**
- * Each super-block of 256 values of x as int8 codes (held widened to i16, each group of 32 in `order`, as the
- * type's kernel reads them), then the sum of the codes of each of its eight groups (i16), and a scale, as llama.cpp's Q8_K:
- * d = max|x| / 127, q = round(x / d) half away from zero.
+ * Each super-block of 256 values of x as int8 codes laid out as `form` (see XForm; `i16` groups in `order`), with the
+ * sums of its codes and a scale, as llama.cpp's Q8_K: d = max|x| / 127, q = round(x / d) half away from zero.
  */
 function quantizeSuperBlocks(
   x: CpuStorage,
   blocks: number,
   order: readonly number[],
+  form: XForm,
   codes: CpuStorage,
   scales: CpuStorage,
 ): void {
   // Views taken after the scratch storages are allocated, which may have grown the heap.
   const xv = x.f32;
   const words = codes.i32;
-  const q = new Int16Array(words.buffer, words.byteOffset, words.length * 2);
+  const wide = new Int16Array(words.buffer, words.byteOffset, words.length * 2);
+  const bytes = new Int8Array(words.buffer, words.byteOffset, words.length * 4);
   const d = scales.f32;
-  const stride = X_SUPER_BLOCK_BYTES / 2;
+  // Codes per sum: 32 (a group) in the i16 form, 16 in the i8 form.
+  const [perSum, sumsAt] = form === 'i16' ? [QUANT_BLOCK, SUPER] : [16, Q6K_X_SUMS / 2];
   for (let b = 0; b < blocks; b++) {
     const from = b * SUPER;
     let amax = 0;
@@ -145,16 +173,18 @@ function quantizeSuperBlocks(
     const scale = Math.fround(amax / 127);
     const inverse = scale === 0 ? 0 : 1 / scale;
     d[b] = scale;
-    const at = b * stride;
-    for (let s = 0; s < SUPER / QUANT_BLOCK; s++) {
+    const at = (b * X_SUPER_BLOCK_BYTES) / 2; // in i16 words
+    for (let s = 0; s < SUPER / perSum; s++) {
       let total = 0;
-      for (let k = 0; k < QUANT_BLOCK; k++) {
-        const v = xv[from + s * QUANT_BLOCK + order[k]] * inverse;
+      for (let k = 0; k < perSum; k++) {
+        const i = s * perSum + k;
+        const v = xv[from + (form === 'i16' ? s * QUANT_BLOCK + order[k] : i)] * inverse;
         const code = v < 0 ? -Math.floor(0.5 - v) : Math.floor(v + 0.5);
-        q[at + s * QUANT_BLOCK + k] = code;
+        if (form === 'i16') wide[at + i] = code;
+        else bytes[2 * at + i] = code;
         total += code;
       }
-      q[at + SUPER + s] = total;
+      wide[at + sumsAt + s] = total;
     }
   }
 }

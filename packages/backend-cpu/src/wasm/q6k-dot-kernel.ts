@@ -1,4 +1,16 @@
-import { type Expr, type Local, load, mulAdd, type Operand, scalar, simd, simdLoad, v128Zero } from './expr';
+import {
+  type Expr,
+  type KernelFeatures,
+  type Local,
+  load,
+  mulAdd,
+  type Operand,
+  relaxedSimd,
+  scalar,
+  simd,
+  simdLoad,
+  v128Zero,
+} from './expr';
 import { ValType } from './opcodes';
 import { byteShuffle, OUTPUT_TILE, superBlockDotKernel } from './super-block-dot';
 
@@ -17,6 +29,18 @@ const HIGH_BYTES = 144;
 export const Q6K_X_ORDER: readonly number[] = Array.from({ length: 32 }, (_, i) => i);
 
 /**
+ * How the kernel of a module built with `features` reads x's super-blocks (X_SUPER_BLOCK_BYTES apart): `i16`, the
+ * codes widened to i16 (plain SIMD); `i8`, with relaxed SIMD, the 256 codes as bytes, then at Q6K_X_SUMS the sums of
+ * each 16 codes (i16), which carry the codes' offset 32 so the byte dot products see the codes' 6 bits unsigned.
+ */
+export function q6kXForm(features: KernelFeatures): 'i16' | 'i8' {
+  return features.relaxedSimd ? 'i8' : 'i16';
+}
+
+/** Byte offset of the sums of each 16 codes within a super-block of x in the `i8` form. */
+export const Q6K_X_SUMS = 256;
+
+/**
  * `v` shifted left by `by` bits (right for a negative `by`) in 16-bit lanes, which x86 shifts natively (byte shifts
  * take several instructions): bits crossing into the other byte of a lane lie outside the masks the callers apply.
  */
@@ -26,13 +50,15 @@ function shift(v: Operand, by: number): Operand {
 }
 
 /**
- * The 6-bit codes minus 32, as i8x16, of 16 consecutive values of group k (values 32k + l of a half): the low nibble
- * from `low` (bits 0-3 of each byte for k < 2, bits 4-7 else), the high pair from bits 2k, 2k + 1 of `high`.
+ * The 6-bit codes, as i8x16, of 16 consecutive values of group k (values 32k + l of a half): the low nibble from
+ * `low` (bits 0-3 of each byte for k < 2, bits 4-7 else), the high pair from bits 2k, 2k + 1 of `high`; minus 32
+ * (signed) unless `unsigned`.
  */
-function codes(low: Local, high: Local, k: number, masks: Masks): Expr {
+function codes(low: Local, high: Local, k: number, masks: Masks, unsigned: boolean): Expr {
   const nibble = simd('v128.and', shift(low, k < 2 ? 0 : -4), masks.low);
   const pair = simd('v128.and', shift(high, 4 - 2 * k), masks.high);
-  return simd('i8x16.sub', simd('v128.or', nibble, pair), masks.offset);
+  const bits = simd('v128.or', nibble, pair);
+  return unsigned ? bits : simd('i8x16.sub', bits, masks.offset);
 }
 
 /** The i8x16 constants `codes` reads: 15 (a nibble), 48 (a high pair at bits 4-5) and the offset 32. */
@@ -49,12 +75,15 @@ interface Masks {
  * 16 high bytes by 16-bit shifts and byte masks, widened to i16; its integer dot product runs in i32x4.dot_i16x8_s, the
  * two of a group are narrowed to i16 (each lane at most 4 · 32 · 127 in size: exact) and scaled by their int8 scales
  * in one more, and the super-block is scaled once in f32 (the loops and parameters: superBlockDotKernel; scales
- * holds d per super-block).
+ * holds d per super-block). With relaxed SIMD (q6kXForm `i8`) the unsigned codes q meet x's bytes in one byte dot
+ * product per 16 values, without widening (each lane then at most 4 · 63 · 127: the narrowing stays exact), and the
+ * offset 32 · sum_s s · Σqx[s] is taken off once per super-block.
  */
 export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
   blockBytes: Q6K_BLOCK_BYTES,
   scaleBytes: 4,
   prepare(f, features) {
+    const relaxed = q6kXForm(features) === 'i8';
     // Few v128 locals (x is read from memory, the scales from their bytes): more than x86's 16 registers spill.
     const isum = f.locals(V, OUTPUT_TILE);
     const scaleBytes = f.locals(V, OUTPUT_TILE);
@@ -75,11 +104,17 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
           for (let part = 0; part < 2; part++) {
             f.set(low, simdLoad('v128.load', rows[t], LOW_BYTES + 64 * h + 32 * (k & 1) + 16 * part));
             f.set(high, simdLoad('v128.load', rows[t], HIGH_BYTES + 32 * h + 16 * part));
-            f.set(code, codes(low, high, k, masks));
-            const x = (q: number) => simdLoad('v128.load', xp, 64 * g + 32 * part + 16 * q);
-            const first = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_low_i8x16_s', code), x(0));
-            const second = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_high_i8x16_s', code), x(1));
-            dots.push(simd('i32x4.add', first, second));
+            f.set(code, codes(low, high, k, masks, relaxed));
+            if (relaxed) {
+              // Signed x bytes against the unsigned 6-bit codes (0..63: exact on every engine).
+              const x = simdLoad('v128.load', xp, 32 * g + 16 * part);
+              dots.push(relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', x, code, v128Zero));
+            } else {
+              const x = (q: number) => simdLoad('v128.load', xp, 64 * g + 32 * part + 16 * q);
+              const first = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_low_i8x16_s', code), x(0));
+              const second = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_high_i8x16_s', code), x(1));
+              dots.push(simd('i32x4.add', first, second));
+            }
             if (part === 0) f.set(half0, dots[0]);
           }
           // Sub-blocks j = 8h + 2k and j + 1: scale bytes j and j + 1, four times each, widened to i16.
@@ -94,6 +129,13 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
         }
       }
       for (let t = 0; t < outputs; t++) {
+        if (relaxed) {
+          // The codes' offset: isum -= 32 · sum_j s_j · (sum of x's codes of sub-block j).
+          const sums = (half: number) => simdLoad('v128.load', xp, Q6K_X_SUMS + 16 * half);
+          const low = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_low_i8x16_s', scaleBytes[t]), sums(0));
+          const high = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_high_i8x16_s', scaleBytes[t]), sums(1));
+          f.set(isum[t], simd('i32x4.sub', isum[t], simd('i32x4.shl', simd('i32x4.add', low, high), 5)));
+        }
         const d = simd('f32x4.splat', scalar.fmul(load('f32.load', scales[t]), dx));
         f.set(acc[t], mulAdd(features, simd('f32x4.convert_i32x4_s', isum[t]), d, acc[t]));
       }
