@@ -1,10 +1,9 @@
 import { QUANT_BLOCK, quantFormat } from '@loom/tensor';
 import { CpuStorage } from '../storage';
-import type { KernelFeatures } from '../wasm/expr';
 import { Q4K_BLOCK_BYTES } from '../wasm/q4k-dot-kernel';
-import { Q6K_BLOCK_BYTES, Q6K_X_ORDER, Q6K_X_SUMS, q6kXForm } from '../wasm/q6k-dot-kernel';
+import { Q6K_BLOCK_BYTES, Q6K_X_ORDER } from '../wasm/q6k-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
-import { X_ORDER, X_SUPER_BLOCK_BYTES } from '../wasm/super-block-dot';
+import { kQuantXForm, X_BYTE_SUMS, X_ORDER, X_SUMS, X_SUPER_BLOCK_BYTES } from '../wasm/super-block-dot';
 import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
 
 /** The K-quant types, whose blocks are super-blocks of 256 values. */
@@ -62,38 +61,33 @@ const decodeQ6K: DecodeBlock = (bytes, base, scales, scale, row, at) => {
   }
 };
 
-/**
- * How the quantizer lays out x's codes for a kernel: `i16`, widened to i16 (each group of 32 in the kernel's order),
- * then the eight sums of each group's codes; `i8`, as bytes in order, then the sums of each 16 at Q6K_X_SUMS (i16).
- */
-type XForm = 'i16' | 'i8';
-
-/** Each K-quant type's kernel, bytes of codes per block, order and form of x's codes, and portable decoder. */
+/** Each K-quant type's kernel, bytes of codes per block, order of x in the i16 form, span of x's sums in the i8 form (see kQuantXForm), and portable decoder. */
 const KINDS = {
   q4_k: {
     kernel: 'q4k_dot',
     blockBytes: Q4K_BLOCK_BYTES,
     xOrder: X_ORDER,
-    xForm: () => 'i16',
+    byteSumSpan: 32,
     decode: decodeQ4K,
   },
   q6_k: {
     kernel: 'q6k_dot',
     blockBytes: Q6K_BLOCK_BYTES,
     xOrder: Q6K_X_ORDER,
-    xForm: q6kXForm,
+    byteSumSpan: 16,
     decode: decodeQ6K,
   },
 } as const satisfies Record<
   KQuantType,
-  {
-    kernel: string;
-    blockBytes: number;
-    xOrder: readonly number[];
-    xForm: (features: KernelFeatures) => XForm;
-    decode: DecodeBlock;
-  }
+  { kernel: string; blockBytes: number; xOrder: readonly number[]; byteSumSpan: number; decode: DecodeBlock }
 >;
+
+/** How x's codes are laid out for a kernel (see kQuantXForm): the form, the i16 form's order, the i8 form's span of sums. */
+interface XLayout {
+  readonly form: 'i16' | 'i8';
+  readonly order: readonly number[];
+  readonly byteSumSpan: number;
+}
 
 /**
  * out [rows, out] = x [rows, in] · Wᵀ for a Q4_K or Q6_K W (scales [out, scalesPerBlock · superBlocks] f32; quants
@@ -127,7 +121,8 @@ export function kQuantMatmulInto(
       return;
     }
     const kind = KINDS[p.type];
-    quantizeSuperBlocks(x, blocks, kind.xOrder, kind.xForm(runtime.features), codes, xScales);
+    const layout = { form: kQuantXForm(runtime.features), order: kind.xOrder, byteSumSpan: kind.byteSumSpan };
+    quantizeSuperBlocks(x, blocks, layout, codes, xScales);
     const [sa, qa, oa] = addresses.slice(1) as number[];
     const { kernel, blockBytes } = kind;
     const scaleBytes = 4 * quantFormat(p.type).scales;
@@ -147,14 +142,13 @@ export function kQuantMatmulInto(
 }
 
 /**
- * Each super-block of 256 values of x as int8 codes laid out as `form` (see XForm; `i16` groups in `order`), with the
- * sums of its codes and a scale, as llama.cpp's Q8_K: d = max|x| / 127, q = round(x / d) half away from zero.
+ * Each super-block of 256 values of x as int8 codes laid out as `layout` says, with the sums of its codes and a scale,
+ * as llama.cpp's Q8_K: d = max|x| / 127, q = round(x / d) half away from zero.
  */
 function quantizeSuperBlocks(
   x: CpuStorage,
   blocks: number,
-  order: readonly number[],
-  form: XForm,
+  { form, order, byteSumSpan }: XLayout,
   codes: CpuStorage,
   scales: CpuStorage,
 ): void {
@@ -164,8 +158,8 @@ function quantizeSuperBlocks(
   const wide = new Int16Array(words.buffer, words.byteOffset, words.length * 2);
   const bytes = new Int8Array(words.buffer, words.byteOffset, words.length * 4);
   const d = scales.f32;
-  // Codes per sum: 32 (a group) in the i16 form, 16 in the i8 form.
-  const [perSum, sumsAt] = form === 'i16' ? [QUANT_BLOCK, SUPER] : [16, Q6K_X_SUMS / 2];
+  // Codes per sum, and where the sums start (in i16 words).
+  const [perSum, sumsAt] = form === 'i16' ? [QUANT_BLOCK, X_SUMS / 2] : [byteSumSpan, X_BYTE_SUMS / 2];
   for (let b = 0; b < blocks; b++) {
     const from = b * SUPER;
     let amax = 0;

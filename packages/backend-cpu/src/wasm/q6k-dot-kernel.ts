@@ -1,6 +1,5 @@
 import {
   type Expr,
-  type KernelFeatures,
   type Local,
   load,
   mulAdd,
@@ -12,7 +11,7 @@ import {
   v128Zero,
 } from './expr';
 import { ValType } from './opcodes';
-import { byteShuffle, OUTPUT_TILE, superBlockDotKernel } from './super-block-dot';
+import { byteShuffle, kQuantXForm, OUTPUT_TILE, superBlockDotKernel, X_BYTE_SUMS } from './super-block-dot';
 
 const V = ValType.v128;
 
@@ -27,18 +26,6 @@ const HIGH_BYTES = 144;
 
 /** The order of x's values within each group of 32 that the kernel reads: their own. */
 export const Q6K_X_ORDER: readonly number[] = Array.from({ length: 32 }, (_, i) => i);
-
-/**
- * How the kernel of a module built with `features` reads x's super-blocks (X_SUPER_BLOCK_BYTES apart): `i16`, the
- * codes widened to i16 (plain SIMD); `i8`, with relaxed SIMD, the 256 codes as bytes, then at Q6K_X_SUMS the sums of
- * each 16 codes (i16), which carry the codes' offset 32 so the byte dot products see the codes' 6 bits unsigned.
- */
-export function q6kXForm(features: KernelFeatures): 'i16' | 'i8' {
-  return features.relaxedSimd ? 'i8' : 'i16';
-}
-
-/** Byte offset of the sums of each 16 codes within a super-block of x in the `i8` form. */
-export const Q6K_X_SUMS = 256;
 
 /**
  * `v` shifted left by `by` bits (right for a negative `by`) in 16-bit lanes, which x86 shifts natively (byte shifts
@@ -75,7 +62,7 @@ interface Masks {
  * 16 high bytes by 16-bit shifts and byte masks, widened to i16; its integer dot product runs in i32x4.dot_i16x8_s, the
  * two of a group are narrowed to i16 (each lane at most 4 · 32 · 127 in size: exact) and scaled by their int8 scales
  * in one more, and the super-block is scaled once in f32 (the loops and parameters: superBlockDotKernel; scales
- * holds d per super-block). With relaxed SIMD (q6kXForm `i8`) the unsigned codes q meet x's bytes in one byte dot
+ * holds d per super-block). With relaxed SIMD (kQuantXForm `i8`, with the sums of each 16 codes of x) the unsigned codes q meet x's bytes in one byte dot
  * product per 16 values, without widening (each lane then at most 4 · 63 · 127: the narrowing stays exact), and the
  * offset 32 · sum_s s · Σqx[s] is taken off once per super-block.
  */
@@ -83,7 +70,7 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
   blockBytes: Q6K_BLOCK_BYTES,
   scaleBytes: 4,
   prepare(f, features) {
-    const relaxed = q6kXForm(features) === 'i8';
+    const relaxed = kQuantXForm(features) === 'i8';
     // Few v128 locals (x is read from memory, the scales from their bytes): more than x86's 16 registers spill.
     const isum = f.locals(V, OUTPUT_TILE);
     const scaleBytes = f.locals(V, OUTPUT_TILE);
@@ -131,7 +118,7 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
       for (let t = 0; t < outputs; t++) {
         if (relaxed) {
           // The codes' offset: isum -= 32 · sum_j s_j · (sum of x's codes of sub-block j).
-          const sums = (half: number) => simdLoad('v128.load', xp, Q6K_X_SUMS + 16 * half);
+          const sums = (half: number) => simdLoad('v128.load', xp, X_BYTE_SUMS + 16 * half);
           const low = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_low_i8x16_s', scaleBytes[t]), sums(0));
           const high = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_high_i8x16_s', scaleBytes[t]), sums(1));
           f.set(isum[t], simd('i32x4.sub', isum[t], simd('i32x4.shl', simd('i32x4.add', low, high), 5)));

@@ -35,6 +35,20 @@ export const X_ORDER: readonly number[] = [0, 1, 16, 17].flatMap((start) =>
 export const X_SUMS = 512;
 
 /**
+ * How the K-quant kernels of a module built with `features` read x's super-blocks (X_SUPER_BLOCK_BYTES apart):
+ * `i16`, the codes widened to i16 in groups of 32 in the kernel's order, then the group sums at X_SUMS (plain SIMD);
+ * `i8`, with relaxed SIMD, the 256 codes as bytes in order, then at X_BYTE_SUMS the sums of each span of codes the
+ * kernel needs (i16: 32 for Q4_K's mins, 16 for Q6_K's offset), so the byte dot products see the weights' codes
+ * unsigned.
+ */
+export function kQuantXForm(features: KernelFeatures): 'i16' | 'i8' {
+  return features.relaxedSimd ? 'i8' : 'i16';
+}
+
+/** Byte offset of the sums within a super-block of x in the `i8` form. */
+export const X_BYTE_SUMS = 256;
+
+/**
  * Outputs that share each group of x loaded (one, two and four measured alike in CPU time for Q4_K, one noisy
  * window); the remaining outputs run one at a time.
  */
