@@ -18,8 +18,9 @@ import { SIMD_I8X16_SHUFFLE, SIMD_PREFIX, ValType } from './opcodes';
 const { add, mul } = scalar;
 
 /**
- * Bytes of one super-block of x as the K-quant kernels' quantizer writes it: its 256 int8 codes widened to i16, each
- * group of 32 in its kernel's order (X_ORDER for Q4_K), then the eight sums of the codes of each group, as i16 (for Q4_K's mins).
+ * Bytes of one super-block of x as the K-quant kernels' quantizer writes it in the `i16` form (see kQuantXForm): its
+ * 256 int8 codes widened to i16, each group of 32 in its kernel's order (X_ORDER for Q4_K), then the eight sums of the
+ * codes of each group, as i16 (for Q4_K's mins). The `i8` form uses at most its first 288 bytes.
  */
 export const X_SUPER_BLOCK_BYTES = 528;
 
