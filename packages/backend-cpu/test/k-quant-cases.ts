@@ -1,21 +1,7 @@
-import { dequantize, QuantizedWeight, quantFormat, quantizedMatmul, tensor } from '@loom/tensor';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dequantize, QuantizedWeight, quantFormat, tensor } from '@loom/tensor';
+import { describe, expect, it } from 'vitest';
 import { CpuBackend } from '../src/backend';
-import type { CpuPrecision } from '../src/precision';
-import { wasmForTests } from './wasm-for-tests';
-
-type Mode = {
-  readonly name: string;
-  readonly wasm: boolean;
-  readonly threads: number;
-  readonly precision: CpuPrecision;
-};
-const MODES: readonly Mode[] = [
-  { name: 'wasm, 1 thread', wasm: true, threads: 1, precision: 'f32' },
-  { name: 'wasm, 2 threads', wasm: true, threads: 2, precision: 'f32' },
-  { name: 'javascript', wasm: false, threads: 1, precision: 'f32' },
-  { name: 'float64', wasm: true, threads: 1, precision: 'f64' },
-];
+import { backendsForModes, expectQuantizedProduct, MODES } from './quantized-product-check';
 
 let seed = 4242;
 function random(): number {
@@ -108,16 +94,7 @@ export function describeKQuantMatmul(variant: string): void {
 
 function describeType(type: KQuant, variant: string): void {
   describe(`quantizedMatmul on the CPU backend reads ${type} blocks directly (x quantized to int8 per 256 in WebAssembly, ${variant})`, () => {
-    const backends = new Map<string, CpuBackend>();
-    beforeAll(async () => {
-      wasmForTests();
-      for (const mode of MODES) {
-        const backend = new CpuBackend({ wasm: mode.wasm, threads: mode.threads, precision: mode.precision });
-        await backend.threadsReady();
-        backends.set(mode.name, backend);
-      }
-    });
-    afterAll(() => backends.clear());
+    const backendOf = backendsForModes();
 
     it('dequantize (the composite) decodes every value as the format defines it', async () => {
       const backend = new CpuBackend({ wasm: false });
@@ -136,40 +113,12 @@ function describeType(type: KQuant, variant: string): void {
     for (const mode of MODES) {
       for (const [rows, out, inner] of SHAPES) {
         it(`${mode.name}: [${rows}, ${inner}] x [${out}, ${inner}] matches a float64 decode of the bytes`, async () => {
-          const backend = backends.get(mode.name);
-          if (!backend) throw new Error(`no backend for ${mode.name}`);
+          const backend = backendOf(mode);
           const w = randomWeight(type, out, inner);
           const xs = Float32Array.from({ length: rows * inner }, () => random());
-          const blocks = inner / 256;
           const weight = weightOf(w, out, backend);
-          const x = tensor(xs, [rows, inner], { backend });
-          const before = backend.liveCount();
-          const y = quantizedMatmul(x, weight);
-          expect(y.shape).toEqual([rows, out]);
-          expect(backend.liveCount()).toBe(before + 1);
-          const got = await y.data();
-          // The WebAssembly kernel quantizes each super-block of 256 values of x to int8 (scale max|x| / 127), so
-          // each value of x may move by half a step: that bound on top of a few units of f32 rounding of the sum
-          // of |terms|.
-          const int8 = mode.wasm && mode.precision === 'f32';
-          for (let r = 0; r < rows; r++) {
-            for (let j = 0; j < out; j++) {
-              let [want, scale, rounding] = [0, 0, 0];
-              for (let b = 0; b < blocks; b++) {
-                const block = xs.subarray(r * inner + b * 256, r * inner + (b + 1) * 256);
-                const halfStep = Math.max(...block.map(Math.abs)) / 254;
-                for (let i = b * 256; i < (b + 1) * 256; i++) {
-                  const { value } = valueAt(w, j, i);
-                  want += xs[r * inner + i] * value;
-                  scale += Math.abs(xs[r * inner + i] * value);
-                  rounding += halfStep * Math.abs(value);
-                }
-              }
-              const tol = 1e-6 * scale + 1e-7 + (int8 ? rounding * (1 + 1e-5) : 0);
-              expect(Math.abs(got[r * out + j] - want), `out[${r}, ${j}]`).toBeLessThanOrEqual(tol);
-            }
-          }
-          for (const t of [x, y]) t.dispose();
+          const decoded = (j: number, i: number) => valueAt(w, j, i).value;
+          await expectQuantizedProduct({ mode, backend, xs, rows, weight, valueAt: decoded, xBlock: 256 });
           weight.dispose();
         });
       }

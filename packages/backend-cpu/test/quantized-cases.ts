@@ -1,28 +1,6 @@
-import {
-  QUANT_BLOCK,
-  QuantizedWeight,
-  type QuantType,
-  quantizedMatmul,
-  quantWordsPerBlock,
-  tensor,
-} from '@loom/tensor';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend } from '../src/backend';
-import type { CpuPrecision } from '../src/precision';
-import { wasmForTests } from './wasm-for-tests';
-
-type Mode = {
-  readonly name: string;
-  readonly wasm: boolean;
-  readonly threads: number;
-  readonly precision: CpuPrecision;
-};
-const MODES: readonly Mode[] = [
-  { name: 'wasm, 1 thread', wasm: true, threads: 1, precision: 'f32' },
-  { name: 'wasm, 2 threads', wasm: true, threads: 2, precision: 'f32' },
-  { name: 'javascript', wasm: false, threads: 1, precision: 'f32' },
-  { name: 'float64', wasm: true, threads: 1, precision: 'f64' },
-];
+import { QUANT_BLOCK, QuantizedWeight, type QuantType, quantWordsPerBlock, tensor } from '@loom/tensor';
+import { describe, it } from 'vitest';
+import { backendsForModes, expectQuantizedProduct, MODES } from './quantized-product-check';
 
 /** How a case's weight bytes and x are drawn. */
 type Fill = 'random' | 'extremes';
@@ -109,61 +87,31 @@ const CASES: readonly [rows: number, out: number, inner: number, fill: Fill][] =
  */
 export function describeQuantizedMatmul(variant: string): void {
   describe(`quantizedMatmul on the CPU backend reads Q8_0 and Q4_0 blocks directly (x quantized to int8 in WebAssembly, ${variant})`, () => {
-    const backends = new Map<string, CpuBackend>();
-    beforeAll(async () => {
-      wasmForTests();
-      for (const mode of MODES) {
-        const backend = new CpuBackend({ wasm: mode.wasm, threads: mode.threads, precision: mode.precision });
-        await backend.threadsReady();
-        backends.set(mode.name, backend);
-      }
-    });
-    afterAll(() => backends.clear());
+    const backendOf = backendsForModes();
 
     for (const mode of MODES) {
       for (const type of ['q8_0', 'q4_0'] as const) {
         for (const [rows, out, inner, fill] of CASES) {
           it(`${mode.name}, ${type}: [${rows}, ${inner}] x [${out}, ${inner}] (${fill}) matches a float64 decode of the bytes`, async () => {
-            const backend = backends.get(mode.name);
-            if (!backend) throw new Error(`no backend for ${mode.name}`);
+            const backend = backendOf(mode);
             const weight32 = weightOf(type, out, inner, fill);
-            const xs = xOf(rows * inner, fill);
             const blocks = inner / QUANT_BLOCK;
             const weight = new QuantizedWeight(
               type,
               tensor(weight32.scales, [out, blocks], { backend }),
               tensor(weight32.words, [out, blocks * quantWordsPerBlock(type)], { backend, dtype: 'i32' }),
             );
-            const x = tensor(xs, [rows, inner], { backend });
-            const before = backend.liveCount();
-            const y = quantizedMatmul(x, weight);
-            expect(y.shape).toEqual([rows, out]);
-            expect(backend.liveCount()).toBe(before + 1);
-            const got = await y.data();
-            // The WebAssembly kernels quantize each 32-block of x to int8 (scale max|x| / 127), so each value of x
-            // may move by half a step: that bound on top of a few units of f32 rounding of the sum of |terms|.
-            // Their integer sums are exact, so nothing else is allowed.
-            const int8 = mode.wasm && mode.precision === 'f32';
-            for (let r = 0; r < rows; r++) {
-              for (let j = 0; j < out; j++) {
-                let want = 0;
-                let scale = 0;
-                let rounding = 0;
-                for (let b = 0; b < blocks; b++) {
-                  const block = xs.subarray(r * inner + b * QUANT_BLOCK, r * inner + (b + 1) * QUANT_BLOCK);
-                  const halfStep = Math.max(...block.map(Math.abs)) / 254;
-                  for (let i = b * QUANT_BLOCK; i < (b + 1) * QUANT_BLOCK; i++) {
-                    const w = valueAt(type, weight32, inner, j, i);
-                    want += xs[r * inner + i] * w;
-                    scale += Math.abs(xs[r * inner + i] * w);
-                    rounding += halfStep * Math.abs(w);
-                  }
-                }
-                const tol = 1e-6 * scale + 1e-7 + (int8 ? rounding * (1 + 1e-5) : 0);
-                expect(Math.abs(got[r * out + j] - want), `out[${r}, ${j}]`).toBeLessThanOrEqual(tol);
-              }
-            }
-            for (const t of [x, y]) t.dispose();
+            const decoded = (j: number, i: number) => valueAt(type, weight32, inner, j, i);
+            const xs = xOf(rows * inner, fill);
+            await expectQuantizedProduct({
+              mode,
+              backend,
+              xs,
+              rows,
+              weight,
+              valueAt: decoded,
+              xBlock: QUANT_BLOCK,
+            });
             weight.dispose();
           });
         }
