@@ -109,9 +109,9 @@ const mutations = [
   },
   {
     name: "Q4_0 drops the nibbles' offset of 8 (activation quantizer)",
-    file: 'packages/backend-cpu/src/fused/quantize-activations.ts',
-    from: 'bias[b] = -2 * total;',
-    to: 'bias[b] = 0;',
+    file: 'packages/backend-cpu/src/wasm/quantize-x-kernel.ts',
+    from: 'mul(total, -2)',
+    to: 'mul(total, 0)',
     groups: ['quantizedMatmul'],
   },
   {
