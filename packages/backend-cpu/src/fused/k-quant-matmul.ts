@@ -3,7 +3,14 @@ import { CpuStorage } from '../storage';
 import { Q4K_BLOCK_BYTES } from '../wasm/q4k-dot-kernel';
 import { Q6K_BLOCK_BYTES, Q6K_X_ORDER } from '../wasm/q6k-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
-import { kQuantXForm, X_BYTE_SUMS, X_ORDER, X_SUMS, X_SUPER_BLOCK_BYTES } from '../wasm/super-block-dot';
+import {
+  type KQuantXForm,
+  kQuantXForm,
+  X_BYTE_SUMS,
+  X_ORDER,
+  X_SUMS,
+  X_SUPER_BLOCK_BYTES,
+} from '../wasm/super-block-dot';
 import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
 
 /** The K-quant types, whose blocks are super-blocks of 256 values. */
@@ -61,7 +68,10 @@ const decodeQ6K: DecodeBlock = (bytes, base, scales, scale, row, at) => {
   }
 };
 
-/** Each K-quant type's kernel, bytes of codes per block, order of x in the i16 form, span of x's sums in the i8 form (see kQuantXForm), and portable decoder. */
+/**
+ * Each K-quant type's kernel, bytes of codes per block, order of x in the i16 form, span of x's sums in the i8 form
+ * (see kQuantXForm), and portable decoder.
+ */
 const KINDS = {
   q4_k: {
     kernel: 'q4k_dot',
@@ -82,9 +92,9 @@ const KINDS = {
   { kernel: string; blockBytes: number; xOrder: readonly number[]; byteSumSpan: number; decode: DecodeBlock }
 >;
 
-/** How x's codes are laid out for a kernel (see kQuantXForm): the form, the i16 form's order, the i8 form's span of sums. */
+/** How x's codes are laid out for a kernel: the form, the i16 form's order, the i8 form's span of sums. */
 interface XLayout {
-  readonly form: 'i16' | 'i8';
+  readonly form: KQuantXForm;
   readonly order: readonly number[];
   readonly byteSumSpan: number;
 }

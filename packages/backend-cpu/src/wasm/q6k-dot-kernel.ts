@@ -62,9 +62,9 @@ interface Masks {
  * 16 high bytes by 16-bit shifts and byte masks, widened to i16; its integer dot product runs in i32x4.dot_i16x8_s, the
  * two of a group are narrowed to i16 (each lane at most 4 · 32 · 127 in size: exact) and scaled by their int8 scales
  * in one more, and the super-block is scaled once in f32 (the loops and parameters: superBlockDotKernel; scales
- * holds d per super-block). With relaxed SIMD (kQuantXForm `i8`, with the sums of each 16 codes of x) the unsigned codes q meet x's bytes in one byte dot
- * product per 16 values, without widening (each lane then at most 4 · 63 · 127: the narrowing stays exact), and the
- * offset 32 · sum_s s · Σqx[s] is taken off once per super-block.
+ * holds d per super-block). With relaxed SIMD (kQuantXForm `i8`, with the sums of each 16 codes of x) the unsigned
+ * codes q meet x's bytes in one byte dot product per 16 values, without widening (each lane then at most 4 · 63 ·
+ * 127: the narrowing stays exact), and the offset 32 · sum_s s · Σqx[s] is taken off once per super-block.
  */
 export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
   blockBytes: Q6K_BLOCK_BYTES,

@@ -35,6 +35,9 @@ export const X_ORDER: readonly number[] = [0, 1, 16, 17].flatMap((start) =>
 /** Byte offset of the group sums within a super-block of x. */
 export const X_SUMS = 512;
 
+/** The two layouts of x's super-blocks the K-quant kernels read (see kQuantXForm). */
+export type KQuantXForm = 'i16' | 'i8';
+
 /**
  * How the K-quant kernels of a module built with `features` read x's super-blocks (X_SUPER_BLOCK_BYTES apart):
  * `i16`, the codes widened to i16 in groups of 32 in the kernel's order, then the group sums at X_SUMS (plain SIMD);
@@ -42,7 +45,7 @@ export const X_SUMS = 512;
  * kernel needs (i16: 32 for Q4_K's mins, 16 for Q6_K's offset), so the byte dot products see the weights' codes
  * unsigned.
  */
-export function kQuantXForm(features: KernelFeatures): 'i16' | 'i8' {
+export function kQuantXForm(features: KernelFeatures): KQuantXForm {
   return features.relaxedSimd ? 'i8' : 'i16';
 }
 
