@@ -1,5 +1,4 @@
 import {
-  type AttentionSpec,
   type Backend,
   type BinaryOp,
   type CompareOp,
@@ -9,8 +8,6 @@ import {
   type HostArray,
   type MatmulSpec,
   normalAt,
-  QUANT_BLOCK,
-  quantizedShape,
   type RandomKind,
   type ReduceDims,
   type ReduceOp,
@@ -20,35 +17,27 @@ import {
   type UnaryOp,
   uniformAt,
 } from '@loom/tensor';
-import { geluGradInto, swigluInto, unaryVectorInto } from './activation';
+import { unaryVectorInto } from './activation';
 import { binaryKernel, compareKernel, whereKernel } from './binary';
 import { sumColumnsInto } from './column-sum';
-import { adamwInPlace } from './fused/adamw';
-import { attentionKernel } from './fused/attention';
-import { attentionGemmInto } from './fused/attention-gemm';
-import { decodeAttentionInto } from './fused/decode-attention';
-import { gegluInto } from './fused/geglu';
-import { halfMatmulInto } from './fused/half-matmul';
-import { layernormGradKernel, layernormKernel, rmsnormGradKernel, rmsnormKernel } from './fused/norm';
-import { quantizedMatmulInto } from './fused/quantized-matmul';
-import { ropeInto } from './fused/rope';
-import { selectiveScanGradKernel, selectiveScanKernel } from './fused/selective-scan';
-import { softcapInto } from './fused/softcap';
-import { crossEntropyKernel, softmaxKernel } from './fused/softmax';
-import { swigluBlockInto } from './fused/swiglu-block';
+import { adamwKernels } from './fused/adamw';
+import { attentionKernels } from './fused/attention';
+import type { CpuKernelContext } from './fused/kernel-context';
+import { normKernels } from './fused/norm';
+import { pointwiseKernels } from './fused/pointwise';
+import { productKernels } from './fused/products';
+import { ropeKernels } from './fused/rope';
+import { selectiveScanKernels } from './fused/selective-scan';
+import { softmaxKernels } from './fused/softmax';
 import { gatherKernel, scatterAddKernel } from './indexing';
 import { matmulInto } from './matmul';
 import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
-import { normRowsInto } from './norm-rows';
 import { type CpuPrecision, checkPrecision, type FloatArray } from './precision';
 import { argmaxKernel, reduceKernel } from './reduce';
 import { CpuStorage } from './storage';
 import { cpuThreadsReady } from './threads/shared-pool';
 import { unaryKernel } from './unary';
-import { runRowKernel } from './vectorised';
-import { NORM_KERNELS } from './wasm/norm-kernel';
 import { type CpuKernelSettings, cpuKernelSettings } from './wasm/settings';
-import { SOFTMAX_KERNEL } from './wasm/softmax-kernel';
 
 export interface CpuBackendOptions {
   /**
@@ -79,119 +68,22 @@ export class CpuBackend implements Backend {
   constructor(options: CpuBackendOptions = {}) {
     this.precision = checkPrecision(options.precision ?? 'f32');
     this.kernelSettings = cpuKernelSettings({ threads: options.threads, wasm: options.wasm });
-    const k = this.kernelSettings;
+    const ctx: CpuKernelContext = {
+      settings: this.kernelSettings,
+      precision: this.precision,
+      get: (x) => this.#get(x.id),
+      f32: (x) => this.#f32(x),
+      out: (count, fill) => this.#out('f32', count, fill),
+    };
     this.fused = {
-      rmsnorm: (x, w, eps) =>
-        this.#out('f32', sizeOf(x.shape), (o) => {
-          if (!normRowsInto(k, NORM_KERNELS.rmsnorm, [this.#get(x.id)], [this.#get(w.id)], o, eps)) {
-            rmsnormKernel(this.#f32(x), this.#f32(w), eps, o.f32);
-          }
-        }),
-      layernorm: (x, w, b, eps) =>
-        this.#out('f32', sizeOf(x.shape), (o) => {
-          const weights = [this.#get(w.id), this.#get(b.id)];
-          if (!normRowsInto(k, NORM_KERNELS.layernorm, [this.#get(x.id)], weights, o, eps)) {
-            layernormKernel(this.#f32(x), this.#f32(w), this.#f32(b), eps, o.f32);
-          }
-        }),
-      rope: (x, offset, freqs, scale) =>
-        this.#out('f32', sizeOf(x.shape), (o) =>
-          ropeInto(k, this.#get(x.id), x.shape, offset, freqs, scale, o),
-        ),
-      swiglu: (gate, up) =>
-        this.#out('f32', sizeOf(gate.shape), (o) => swigluInto(k, this.#get(gate.id), this.#get(up.id), o)),
-      swigluBlock: (x, normWeight, w1, w3, w2, eps) =>
-        this.#out('f32', sizeOf(x.shape), (o) => {
-          const [xs, ns, s1, s3, s2] = [x, normWeight, w1, w3, w2].map((t) => this.#get(t.id));
-          swigluBlockInto(k, this.precision, { x: xs, normWeight: ns, w1: s1, w3: s3, w2: s2 }, eps, o);
-        }),
-      rmsnormGrad: (x, w, g, eps) =>
-        this.#out('f32', sizeOf(x.shape), (o) => {
-          const rows = [this.#get(x.id), this.#get(g.id)];
-          if (!normRowsInto(k, NORM_KERNELS.rmsnormGrad, rows, [this.#get(w.id)], o, eps)) {
-            rmsnormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32);
-          }
-        }),
-      layernormGrad: (x, w, g, eps) =>
-        this.#out('f32', sizeOf(x.shape), (o) => {
-          const rows = [this.#get(x.id), this.#get(g.id)];
-          if (!normRowsInto(k, NORM_KERNELS.layernormGrad, rows, [this.#get(w.id)], o, eps)) {
-            layernormGradKernel(this.#f32(x), this.#f32(w), this.#f32(g), eps, o.f32);
-          }
-        }),
-      adamw: (p, g, m, v, spec) =>
-        adamwInPlace(k, this.#get(p.id), this.#get(g.id), this.#get(m.id), this.#get(v.id), spec),
-      geglu: (gate, up) =>
-        this.#out('f32', sizeOf(gate.shape), (o) => gegluInto(this.#get(gate.id), this.#get(up.id), o)),
-      geluGrad: (x, grad) =>
-        this.#out('f32', sizeOf(x.shape), (o) => geluGradInto(k, this.#get(x.id), this.#get(grad.id), o)),
-      softcap: (x, cap) => this.#out('f32', sizeOf(x.shape), (o) => softcapInto(this.#get(x.id), cap, o)),
-      quantizedMatmul: (x, scales, quants, type) => {
-        const [out, inner] = quantizedShape(type, scales.shape);
-        const product = { type, rows: sizeOf(x.shape) / inner, out, blocks: inner / QUANT_BLOCK };
-        const operands = [this.#get(x.id), this.#get(scales.id), this.#get(quants.id)] as const;
-        return this.#out('f32', product.rows * out, (o) => quantizedMatmulInto(k, product, ...operands, o));
-      },
-      halfMatmul: (x, packed, type) => {
-        const [out, words] = packed.shape;
-        const product = { type, rows: sizeOf(x.shape) / (words * 2), out, inner: words * 2 };
-        return this.#out('f32', product.rows * out, (o) =>
-          halfMatmulInto(k, product, this.#get(x.id), this.#get(packed.id), o),
-        );
-      },
-      selectiveScan: (x, delta, a, b, c, d) =>
-        this.#out('f32', sizeOf(x.shape), (o) =>
-          selectiveScanKernel(
-            this.#f32(x),
-            this.#f32(delta),
-            this.#f32(a),
-            this.#f32(b),
-            this.#f32(c),
-            this.#f32(d),
-            x.shape,
-            a.shape[1],
-            o.f32,
-          ),
-        ),
-      selectiveScanGrad: (x, delta, a, b, c, d, g) =>
-        this.#out('f32', 2 * sizeOf(x.shape) + sizeOf(a.shape) + 2 * sizeOf(b.shape) + d.shape[0], (o) =>
-          selectiveScanGradKernel(
-            this.#f32(x),
-            this.#f32(delta),
-            this.#f32(a),
-            this.#f32(b),
-            this.#f32(c),
-            this.#f32(d),
-            this.#f32(g),
-            x.shape,
-            a.shape[1],
-            o.f32,
-          ),
-        ),
-      softmax: (x) =>
-        this.#out('f32', sizeOf(x.shape), (o) => {
-          const cols = lastDim(x.shape);
-          const rows = cols === 0 ? 0 : sizeOf(x.shape) / cols;
-          if (!runRowKernel(k, SOFTMAX_KERNEL, [this.#get(x.id)], [], o, rows, cols)) {
-            softmaxKernel(this.#f32(x), cols, false, o.f32);
-          }
-        }),
-      logSoftmax: (x) =>
-        this.#out('f32', sizeOf(x.shape), (o) => softmaxKernel(this.#f32(x), lastDim(x.shape), true, o.f32)),
-      softmaxCrossEntropy: (logits, targets, ignoreIndex) =>
-        this.#out('f32', 1, (o) => {
-          o.f32[0] = crossEntropyKernel(this.#f32(logits), this.#i32(targets), logits.shape[1], ignoreIndex);
-        }),
-      attention: (q, k, v, spec: AttentionSpec) =>
-        this.#out('f32', sizeOf(q.shape), (o) => {
-          const [qs, ks, vs] = [this.#get(q.id), this.#get(k.id), this.#get(v.id)];
-          if (
-            !decodeAttentionInto(this.kernelSettings, qs, q.shape, ks, vs, k.shape, spec, o) &&
-            !attentionGemmInto(this.kernelSettings, qs, q.shape, ks, vs, k.shape, spec, o)
-          ) {
-            attentionKernel(qs.f32, q.shape, ks.f32, vs.f32, k.shape, spec, o.f32);
-          }
-        }),
+      ...pointwiseKernels(ctx),
+      ...normKernels(ctx),
+      ...softmaxKernels(ctx),
+      ...attentionKernels(ctx),
+      ...ropeKernels(ctx),
+      ...productKernels(ctx),
+      ...selectiveScanKernels(ctx),
+      ...adamwKernels(ctx),
     };
   }
 
@@ -404,8 +296,4 @@ export class CpuBackend implements Backend {
       }
     });
   }
-}
-
-function lastDim(shape: Shape): number {
-  return shape[shape.length - 1];
 }

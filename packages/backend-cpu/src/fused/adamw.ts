@@ -1,9 +1,10 @@
-import type { AdamWSpec } from '@loom/tensor';
+import type { AdamWSpec, FusedKernels } from '@loom/tensor';
 import type { FloatArray } from '../precision';
 import type { CpuStorage } from '../storage';
 import { runVectorised } from '../vectorised';
 import { ADAMW_KERNEL } from '../wasm/adamw-kernel';
 import type { CpuKernelSettings } from '../wasm/settings';
+import type { CpuKernelContext } from './kernel-context';
 
 /**
  * AdamW in place: the WebAssembly SIMD kernel (f32 arithmetic) over the first n - n % 4
@@ -44,4 +45,12 @@ export function adamwKernel(
     v[i] = vi;
     p[i] = p[i] * decay - (mi * step) / (Math.sqrt(vi * invC2) + eps);
   }
+}
+
+/** AdamW, updating the parameter and both moments in place (`adamwInPlace`). */
+export function adamwKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'adamw'> {
+  return {
+    adamw: (p, g, m, v, spec) =>
+      adamwInPlace(ctx.settings, ctx.get(p), ctx.get(g), ctx.get(m), ctx.get(v), spec),
+  };
 }

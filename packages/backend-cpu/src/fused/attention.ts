@@ -1,5 +1,8 @@
-import { type AttentionSpec, type Shape, visibleKeys } from '@loom/tensor';
+import { type AttentionSpec, type FusedKernels, type Shape, sizeOf, visibleKeys } from '@loom/tensor';
 import type { FloatArray } from '../precision';
+import { attentionGemmInto } from './attention-gemm';
+import { decodeAttentionInto } from './decode-attention';
+import type { CpuKernelContext } from './kernel-context';
 
 /** Dot product of a[ao..ao+n) and b[bo..bo+n), four independent sums. */
 function dot(a: FloatArray, ao: number, b: FloatArray, bo: number, n: number): number {
@@ -73,4 +76,23 @@ export function attentionKernel(
       }
     }
   }
+}
+
+/**
+ * Attention: decode (one query per row) in `decodeAttentionInto`, several queries through the
+ * WebAssembly products of `attentionGemmInto`, and `attentionKernel` where neither runs.
+ */
+export function attentionKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'attention'> {
+  return {
+    attention: (q, k, v, spec: AttentionSpec) =>
+      ctx.out(sizeOf(q.shape), (o) => {
+        const [qs, ks, vs] = [ctx.get(q), ctx.get(k), ctx.get(v)];
+        if (
+          !decodeAttentionInto(ctx.settings, qs, q.shape, ks, vs, k.shape, spec, o) &&
+          !attentionGemmInto(ctx.settings, qs, q.shape, ks, vs, k.shape, spec, o)
+        ) {
+          attentionKernel(qs.f32, q.shape, ks.f32, vs.f32, k.shape, spec, o.f32);
+        }
+      }),
+  };
 }

@@ -1,4 +1,8 @@
+import { type DataId, type FusedKernels, sizeOf, type TensorInfo } from '@loom/tensor';
+import { normRowsInto } from '../norm-rows';
 import type { FloatArray } from '../precision';
+import { NORM_KERNELS, type NormKernelName } from '../wasm/norm-kernel';
+import type { CpuKernelContext } from './kernel-context';
 
 /** 1 / sqrt(mean(x[o..o+d)²) + eps). */
 function rmsScale(x: FloatArray, o: number, d: number, eps: number): number {
@@ -101,4 +105,46 @@ export function layernormGradKernel(
       out[o + i] = r * (grad[o + i] * weight[i] - meanDn - (x[o + i] - mean) * r * meanDnN);
     }
   }
+}
+
+/**
+ * A norm's output, shaped like x (`rows[0]`): the WebAssembly row kernel `kernel` where
+ * `normRowsInto` takes the rows, else `fallback`, a JavaScript kernel above writing `out`.
+ */
+function normOutput(
+  ctx: CpuKernelContext,
+  kernel: NormKernelName,
+  rows: readonly [TensorInfo, ...TensorInfo[]],
+  weights: readonly TensorInfo[],
+  eps: number,
+  fallback: (out: FloatArray) => void,
+): DataId {
+  return ctx.out(sizeOf(rows[0].shape), (o) => {
+    const get = (t: TensorInfo) => ctx.get(t);
+    if (!normRowsInto(ctx.settings, kernel, rows.map(get), weights.map(get), o, eps)) fallback(o.f32);
+  });
+}
+
+/** The norms and their input gradients (`normOutput`). */
+export function normKernels(
+  ctx: CpuKernelContext,
+): Pick<FusedKernels, 'rmsnorm' | 'layernorm' | 'rmsnormGrad' | 'layernormGrad'> {
+  return {
+    rmsnorm: (x, w, eps) =>
+      normOutput(ctx, NORM_KERNELS.rmsnorm, [x], [w], eps, (o) =>
+        rmsnormKernel(ctx.f32(x), ctx.f32(w), eps, o),
+      ),
+    layernorm: (x, w, b, eps) =>
+      normOutput(ctx, NORM_KERNELS.layernorm, [x], [w, b], eps, (o) =>
+        layernormKernel(ctx.f32(x), ctx.f32(w), ctx.f32(b), eps, o),
+      ),
+    rmsnormGrad: (x, w, g, eps) =>
+      normOutput(ctx, NORM_KERNELS.rmsnormGrad, [x, g], [w], eps, (o) =>
+        rmsnormGradKernel(ctx.f32(x), ctx.f32(w), ctx.f32(g), eps, o),
+      ),
+    layernormGrad: (x, w, g, eps) =>
+      normOutput(ctx, NORM_KERNELS.layernormGrad, [x, g], [w], eps, (o) =>
+        layernormGradKernel(ctx.f32(x), ctx.f32(w), ctx.f32(g), eps, o),
+      ),
+  };
 }

@@ -1,4 +1,4 @@
-import type { Shape } from '@loom/tensor';
+import { type FusedKernels, type Shape, sizeOf } from '@loom/tensor';
 import type { FloatArray } from '../precision';
 import { CpuStorage } from '../storage';
 import { forkJoin } from '../threads/fork-join';
@@ -6,6 +6,7 @@ import type { KernelArgs } from '../wasm/kernels';
 import { ROPE_KERNEL } from '../wasm/rope-kernel';
 import type { WasmRuntime } from '../wasm/runtime';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
+import type { CpuKernelContext } from './kernel-context';
 
 /** Estimated cost of one rotated element of the WebAssembly kernel, in microseconds. */
 const MICROS_PER_ELEMENT = 0.0005;
@@ -258,4 +259,12 @@ export function ropeKernel(
       }
     }
   }
+}
+
+/** Rotary position embedding (`ropeInto`). */
+export function ropeKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'rope'> {
+  return {
+    rope: (x, offset, freqs, scale) =>
+      ctx.out(sizeOf(x.shape), (o) => ropeInto(ctx.settings, ctx.get(x), x.shape, offset, freqs, scale, o)),
+  };
 }

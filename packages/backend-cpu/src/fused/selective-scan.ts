@@ -1,5 +1,6 @@
-import type { Shape } from '@loom/tensor';
+import { type FusedKernels, type Shape, sizeOf } from '@loom/tensor';
 import type { FloatArray } from '../precision';
+import type { CpuKernelContext } from './kernel-context';
 
 /**
  * Mamba's selective scan in plain loops (JavaScript: the T steps of each channel are
@@ -107,4 +108,41 @@ export function selectiveScanGradKernel(
       }
     }
   }
+}
+
+/** The selective scan and its gradients, in the JavaScript kernels above. */
+export function selectiveScanKernels(
+  ctx: CpuKernelContext,
+): Pick<FusedKernels, 'selectiveScan' | 'selectiveScanGrad'> {
+  return {
+    selectiveScan: (x, delta, a, b, c, d) =>
+      ctx.out(sizeOf(x.shape), (o) =>
+        selectiveScanKernel(
+          ctx.f32(x),
+          ctx.f32(delta),
+          ctx.f32(a),
+          ctx.f32(b),
+          ctx.f32(c),
+          ctx.f32(d),
+          x.shape,
+          a.shape[1],
+          o.f32,
+        ),
+      ),
+    selectiveScanGrad: (x, delta, a, b, c, d, g) =>
+      ctx.out(2 * sizeOf(x.shape) + sizeOf(a.shape) + 2 * sizeOf(b.shape) + d.shape[0], (o) =>
+        selectiveScanGradKernel(
+          ctx.f32(x),
+          ctx.f32(delta),
+          ctx.f32(a),
+          ctx.f32(b),
+          ctx.f32(c),
+          ctx.f32(d),
+          ctx.f32(g),
+          x.shape,
+          a.shape[1],
+          o.f32,
+        ),
+      ),
+  };
 }

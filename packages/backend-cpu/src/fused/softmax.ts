@@ -1,4 +1,8 @@
+import { type FusedKernels, type Shape, sizeOf } from '@loom/tensor';
 import type { FloatArray } from '../precision';
+import { runRowKernel } from '../vectorised';
+import { SOFTMAX_KERNEL } from '../wasm/softmax-kernel';
+import type { CpuKernelContext } from './kernel-context';
 
 /** Softmax (or log-softmax) over rows of length `cols`, shifted by the row maximum. */
 export function softmaxKernel(x: FloatArray, cols: number, log: boolean, out: FloatArray): void {
@@ -42,4 +46,33 @@ export function crossEntropyKernel(
     if (target >= 0 && target < vocab) total += Math.log(sum) - (logits[o + target] - max);
   }
   return total / Math.max(count, 1);
+}
+
+/**
+ * Softmax over the last axis (the WebAssembly row kernel where the rows live in the heap, else
+ * `softmaxKernel`), log-softmax and the cross-entropy loss in JavaScript.
+ */
+export function softmaxKernels(
+  ctx: CpuKernelContext,
+): Pick<FusedKernels, 'softmax' | 'logSoftmax' | 'softmaxCrossEntropy'> {
+  return {
+    softmax: (x) =>
+      ctx.out(sizeOf(x.shape), (o) => {
+        const cols = lastDim(x.shape);
+        const rows = cols === 0 ? 0 : sizeOf(x.shape) / cols;
+        if (!runRowKernel(ctx.settings, SOFTMAX_KERNEL, [ctx.get(x)], [], o, rows, cols)) {
+          softmaxKernel(ctx.f32(x), cols, false, o.f32);
+        }
+      }),
+    logSoftmax: (x) =>
+      ctx.out(sizeOf(x.shape), (o) => softmaxKernel(ctx.f32(x), lastDim(x.shape), true, o.f32)),
+    softmaxCrossEntropy: (logits, targets, ignoreIndex) =>
+      ctx.out(1, (o) => {
+        o.f32[0] = crossEntropyKernel(ctx.f32(logits), ctx.get(targets).i32, logits.shape[1], ignoreIndex);
+      }),
+  };
+}
+
+function lastDim(shape: Shape): number {
+  return shape[shape.length - 1];
 }

@@ -1,0 +1,33 @@
+import { type FusedKernels, QUANT_BLOCK, quantizedShape, sizeOf } from '@loom/tensor';
+import { halfMatmulInto } from './half-matmul';
+import type { CpuKernelContext } from './kernel-context';
+import { quantizedMatmulInto } from './quantized-matmul';
+import { swigluBlockInto } from './swiglu-block';
+
+/**
+ * The products against stored weights: x times a block-quantized or a 16-bit W (read in their
+ * packed form), and the pre-norm SwiGLU feed-forward with its three products.
+ */
+export function productKernels(
+  ctx: CpuKernelContext,
+): Pick<FusedKernels, 'quantizedMatmul' | 'halfMatmul' | 'swigluBlock'> {
+  const k = ctx.settings;
+  return {
+    quantizedMatmul: (x, scales, quants, type) => {
+      const [out, inner] = quantizedShape(type, scales.shape);
+      const product = { type, rows: sizeOf(x.shape) / inner, out, blocks: inner / QUANT_BLOCK };
+      const operands = [ctx.get(x), ctx.get(scales), ctx.get(quants)] as const;
+      return ctx.out(product.rows * out, (o) => quantizedMatmulInto(k, product, ...operands, o));
+    },
+    halfMatmul: (x, packed, type) => {
+      const [out, words] = packed.shape;
+      const product = { type, rows: sizeOf(x.shape) / (words * 2), out, inner: words * 2 };
+      return ctx.out(product.rows * out, (o) => halfMatmulInto(k, product, ctx.get(x), ctx.get(packed), o));
+    },
+    swigluBlock: (x, normWeight, w1, w3, w2, eps) =>
+      ctx.out(sizeOf(x.shape), (o) => {
+        const [xs, ns, s1, s3, s2] = [x, normWeight, w1, w3, w2].map((t) => ctx.get(t));
+        swigluBlockInto(k, ctx.precision, { x: xs, normWeight: ns, w1: s1, w3: s3, w2: s2 }, eps, o);
+      }),
+  };
+}
