@@ -1,4 +1,4 @@
-import { type AttentionSpec, sizeOf, type TensorInfo, visibleKeys } from '@loom/tensor';
+import { type AttentionSpec, type FusedKernels, sizeOf, type TensorInfo, visibleKeys } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
@@ -117,7 +117,7 @@ function keysRead(spec: AttentionSpec, batch: number, steps: number, keys: numbe
  * reads kv head floor(h / (H / Hkv)); query t of row b sees one range of keys: from the window's first to
  * the end its mask and, with padding, `keyLengths[b]` (uploaded as a u32 buffer) allow.
  */
-export function attention(
+function attention(
   rt: GpuRuntime,
   q: TensorInfo,
   k: TensorInfo,
@@ -176,4 +176,9 @@ export function attention(
   });
   if (padded) rt.release(keyLengths);
   return out;
+}
+
+/** Attention (`attention` above). */
+export function attentionKernels(rt: GpuRuntime): Pick<FusedKernels, 'attention'> {
+  return { attention: (q, k, v, spec) => attention(rt, q, k, v, spec) };
 }

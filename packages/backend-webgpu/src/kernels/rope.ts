@@ -1,4 +1,4 @@
-import { sizeOf, type TensorInfo } from '@loom/tensor';
+import { type FusedKernels, sizeOf, type TensorInfo } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
@@ -19,7 +19,7 @@ function layoutFor(half: number) {
  * Rotary embedding of x [B, T, H, hd]: pair (2i, 2i+1) at step t turns by (offset + t) * freqs[i]
  * and is scaled by `scale`. The frequencies come from the host as parameters; one thread per pair.
  */
-export function rope(
+function rope(
   rt: GpuRuntime,
   x: TensorInfo,
   offset: number,
@@ -61,4 +61,9 @@ export function rope(
     workgroups: Math.ceil(count / wg),
   });
   return out;
+}
+
+/** Rotary position embedding (`rope` above). */
+export function ropeKernels(rt: GpuRuntime): Pick<FusedKernels, 'rope'> {
+  return { rope: (x, offset, freqs, scale) => rope(rt, x, offset, freqs, scale) };
 }

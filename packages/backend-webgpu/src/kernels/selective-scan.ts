@@ -1,4 +1,4 @@
-import type { TensorInfo } from '@loom/tensor';
+import type { FusedKernels, TensorInfo } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
@@ -13,7 +13,7 @@ const params = new ParamLayout().scalar('count', 'u32').scalar('steps', 'u32').s
  * the small models Loom trains have B × D in the thousands, enough to fill the device, and a
  * chunked associative scan would cost log T passes over a [B, T, D, N] buffer.
  */
-export function selectiveScan(
+function selectiveScan(
   rt: GpuRuntime,
   x: TensorInfo,
   delta: TensorInfo,
@@ -77,7 +77,7 @@ const gradParams = new ParamLayout()
  * dB, dC (to be summed over channels) and dA, dD (over batch rows) into a work buffer; the
  * second sums the shares, one thread per packed output element.
  */
-export function selectiveScanGrad(
+function selectiveScanGrad(
   rt: GpuRuntime,
   x: TensorInfo,
   delta: TensorInfo,
@@ -200,4 +200,14 @@ export function selectiveScanGrad(
   });
   rt.release(work);
   return out;
+}
+
+/** The selective scan and its gradients (the kernels above). */
+export function selectiveScanKernels(
+  rt: GpuRuntime,
+): Pick<FusedKernels, 'selectiveScan' | 'selectiveScanGrad'> {
+  return {
+    selectiveScan: (x, delta, a, b, c, dSkip) => selectiveScan(rt, x, delta, a, b, c, dSkip),
+    selectiveScanGrad: (x, delta, a, b, c, dSkip, g) => selectiveScanGrad(rt, x, delta, a, b, c, dSkip, g),
+  };
 }

@@ -1,0 +1,81 @@
+import { type FusedKernels, sizeOf, type TensorInfo } from '@loom/tensor';
+import type { GpuStorage } from '../gpu-storage';
+import { ParamLayout } from '../param-layout';
+import type { GpuRuntime } from '../runtime';
+import { broadcastMap } from './broadcast-map';
+import { GELU, SIGMOID, TANH } from './math';
+import { entryPoint, makeProgram } from './program';
+
+const GELU_SLOPE = `${TANH}
+fn gelu_slope_(x: f32) -> f32 {
+  let c = 0.7978845608028654;
+  let t = tanh_(c * (x + 0.044715 * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 0.134145 * x * x);
+}
+`;
+
+/**
+ * `expr` of each element of `inputs` (of one shape, bound in order and read in `expr` under
+ * their names) in a `broadcastMap` kernel keyed `key`, calling the WGSL functions `helpers`.
+ */
+function pointwise(
+  rt: GpuRuntime,
+  key: string,
+  inputs: Readonly<Record<string, TensorInfo>>,
+  expr: string,
+  helpers: string,
+): GpuStorage {
+  const bound = Object.entries(inputs).map(([name, info]) => ({ name, info }));
+  return broadcastMap(rt, {
+    key,
+    inputs: bound,
+    outShape: bound[0].info.shape,
+    outDtype: 'f32',
+    expr,
+    helpers,
+  });
+}
+
+const softcapParams = new ParamLayout().scalar('count', 'u32').scalar('cap', 'f32');
+
+/** cap · tanh(x / cap), elementwise, one thread per element. */
+function softcap(rt: GpuRuntime, x: TensorInfo, cap: number): GpuStorage {
+  const count = sizeOf(x.shape);
+  const out = rt.alloc(count, 'f32');
+  const wg = rt.limits.workgroupSize;
+  const program = makeProgram(
+    `softcap:${wg}`,
+    [{ name: 'x', type: 'f32' }],
+    [{ name: 'out', type: 'f32' }],
+    softcapParams,
+    () => `${TANH}
+${entryPoint(wg)}
+  let i = gid * ${wg}u + lid;
+  if (i >= p.count) { return; }
+  out[i] = p.cap * tanh_(x[i] / p.cap);
+}`,
+  );
+  rt.launch({
+    program,
+    inputs: [rt.storage(x.id)],
+    outputs: [out],
+    params: softcapParams.pack({ count, cap }),
+    workgroups: Math.ceil(count / wg),
+  });
+  return out;
+}
+
+/** The elementwise fused ops, each output shaped like its first input, one thread per element. */
+export function pointwiseKernels(
+  rt: GpuRuntime,
+): Pick<FusedKernels, 'swiglu' | 'geglu' | 'geluGrad' | 'softcap'> {
+  return {
+    /** silu(gate) · up. */
+    swiglu: (gate, up) => pointwise(rt, 'swiglu', { g: gate, u: up }, 'g * sigmoid_(g) * u', SIGMOID),
+    /** gelu(gate) · up, GELU in its tanh form. */
+    geglu: (gate, up) => pointwise(rt, 'geglu', { g: gate, u: up }, 'gelu_(g) * u', GELU),
+    /** grad · gelu'(x), GELU in its tanh form. */
+    geluGrad: (x, grad) => pointwise(rt, 'geluGrad', { x, g: grad }, 'g * gelu_slope_(x)', GELU_SLOPE),
+    softcap: (x, cap) => softcap(rt, x, cap),
+  };
+}
