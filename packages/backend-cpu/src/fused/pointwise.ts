@@ -19,13 +19,23 @@ function softcapInto(x: CpuStorage, cap: number, out: CpuStorage): void {
   for (let i = 0; i < xv.length; i++) ov[i] = cap * Math.tanh(xv[i] / cap);
 }
 
+/** out = max(x, 0)², elementwise, at the storages' precision. */
+function squaredReluInto(x: CpuStorage, out: CpuStorage): void {
+  const xv = x.values;
+  const ov = out.values;
+  for (let i = 0; i < xv.length; i++) {
+    const r = Math.max(xv[i], 0);
+    ov[i] = r * r;
+  }
+}
+
 /**
  * The elementwise fused ops, each output shaped like its first input: SwiGLU and the gradient of
- * GELU in WebAssembly SIMD where they can (`activation.ts`), GeGLU and soft-capping in JavaScript.
+ * GELU in WebAssembly SIMD where they can (`activation.ts`), GeGLU, soft-capping and ReLU² in JavaScript.
  */
 export function pointwiseKernels(
   ctx: CpuKernelContext,
-): Pick<FusedKernels, 'swiglu' | 'geglu' | 'geluGrad' | 'softcap'> {
+): Pick<FusedKernels, 'swiglu' | 'geglu' | 'geluGrad' | 'softcap' | 'squaredRelu'> {
   return {
     swiglu: (gate, up) =>
       ctx.out(sizeOf(gate.shape), (o) => swigluInto(ctx.settings, ctx.get(gate), ctx.get(up), o)),
@@ -33,5 +43,6 @@ export function pointwiseKernels(
     geluGrad: (x, grad) =>
       ctx.out(sizeOf(x.shape), (o) => geluGradInto(ctx.settings, ctx.get(x), ctx.get(grad), o)),
     softcap: (x, cap) => ctx.out(sizeOf(x.shape), (o) => softcapInto(ctx.get(x), cap, o)),
+    squaredRelu: (x) => ctx.out(sizeOf(x.shape), (o) => squaredReluInto(ctx.get(x), o)),
   };
 }

@@ -14,6 +14,12 @@ fn gelu_slope_(x: f32) -> f32 {
 }
 `;
 
+const SQUARED_RELU = `
+fn squared_relu_(x: f32) -> f32 {
+  let r = max(x, 0.0);
+  return r * r;
+}`;
+
 /**
  * `expr` of each element of `inputs` (of one shape, bound in order and read in `expr` under
  * their names) in a `broadcastMap` kernel keyed `key`, calling the WGSL functions `helpers`.
@@ -68,7 +74,7 @@ ${entryPoint(wg)}
 /** The elementwise fused ops, each output shaped like its first input, one thread per element. */
 export function pointwiseKernels(
   rt: GpuRuntime,
-): Pick<FusedKernels, 'swiglu' | 'geglu' | 'geluGrad' | 'softcap'> {
+): Pick<FusedKernels, 'swiglu' | 'geglu' | 'geluGrad' | 'softcap' | 'squaredRelu'> {
   return {
     /** silu(gate) · up. */
     swiglu: (gate, up) => pointwise(rt, 'swiglu', { g: gate, u: up }, 'g * sigmoid_(g) * u', SIGMOID),
@@ -77,5 +83,7 @@ export function pointwiseKernels(
     /** grad · gelu'(x), GELU in its tanh form. */
     geluGrad: (x, grad) => pointwise(rt, 'geluGrad', { x, g: grad }, 'g * gelu_slope_(x)', GELU_SLOPE),
     softcap: (x, cap) => softcap(rt, x, cap),
+    /** max(x, 0)². */
+    squaredRelu: (x) => pointwise(rt, 'squaredRelu', { x }, 'squared_relu_(x)', SQUARED_RELU),
   };
 }

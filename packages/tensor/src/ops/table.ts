@@ -16,6 +16,7 @@ import { selectiveScanGradOp } from './selective-scan-grad';
 import { softcapOp } from './softcap';
 import { softmaxOp } from './softmax';
 import { softmaxCrossEntropyOp } from './softmax-cross-entropy';
+import { squaredReluOp } from './squared-relu';
 import { swigluOp } from './swiglu';
 import { swigluBlockOp } from './swiglu-block';
 
@@ -41,6 +42,7 @@ export { selectiveScanGrad } from './selective-scan-grad';
 export { softcap } from './softcap';
 export { softmax } from './softmax';
 export { softmaxCrossEntropy } from './softmax-cross-entropy';
+export { squaredRelu } from './squared-relu';
 export { swiglu } from './swiglu';
 export { swigluBlock } from './swiglu-block';
 
@@ -69,6 +71,7 @@ export const fusedOps = opTable({
   layernormGrad: layernormGradOp,
   adamw: adamwOp,
   softcap: softcapOp,
+  squaredRelu: squaredReluOp,
   quantizedMatmul: quantizedMatmulOp,
   halfMatmul: halfMatmulOp,
   selectiveScan: selectiveScanOp,
