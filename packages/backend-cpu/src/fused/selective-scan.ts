@@ -116,33 +116,14 @@ export function selectiveScanKernels(
 ): Pick<FusedKernels, 'selectiveScan' | 'selectiveScanGrad'> {
   return {
     selectiveScan: (x, delta, a, b, c, d) =>
-      ctx.out(sizeOf(x.shape), (o) =>
-        selectiveScanKernel(
-          ctx.f32(x),
-          ctx.f32(delta),
-          ctx.f32(a),
-          ctx.f32(b),
-          ctx.f32(c),
-          ctx.f32(d),
-          x.shape,
-          a.shape[1],
-          o.f32,
-        ),
-      ),
+      ctx.out(sizeOf(x.shape), (o) => {
+        const [xv, dv, av, bv, cv, sv] = [x, delta, a, b, c, d].map((t) => ctx.f32(t));
+        selectiveScanKernel(xv, dv, av, bv, cv, sv, x.shape, a.shape[1], o.f32);
+      }),
     selectiveScanGrad: (x, delta, a, b, c, d, g) =>
-      ctx.out(2 * sizeOf(x.shape) + sizeOf(a.shape) + 2 * sizeOf(b.shape) + d.shape[0], (o) =>
-        selectiveScanGradKernel(
-          ctx.f32(x),
-          ctx.f32(delta),
-          ctx.f32(a),
-          ctx.f32(b),
-          ctx.f32(c),
-          ctx.f32(d),
-          ctx.f32(g),
-          x.shape,
-          a.shape[1],
-          o.f32,
-        ),
-      ),
+      ctx.out(2 * sizeOf(x.shape) + sizeOf(a.shape) + 2 * sizeOf(b.shape) + d.shape[0], (o) => {
+        const [xv, dv, av, bv, cv, sv, gv] = [x, delta, a, b, c, d, g].map((t) => ctx.f32(t));
+        selectiveScanGradKernel(xv, dv, av, bv, cv, sv, gv, x.shape, a.shape[1], o.f32);
+      }),
   };
 }
