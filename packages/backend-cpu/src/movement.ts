@@ -30,9 +30,10 @@ const SET_MIN_RUN = 256;
 
 /**
  * Copies a box of `extent` from `src` (element strides `srcStrides`, starting at `srcOffset`)
- * to `dst` (strides `dstStrides` from `dstOffset`). Where both live in the WebAssembly heap and
- * the innermost axis is contiguous on both sides, the last two axes go to the SIMD copy kernel
- * as blocks of rows; else the innermost axis is copied as a run in JavaScript.
+ * to `dst` (strides `dstStrides` from `dstOffset`). The box is first simplified (`simplifyBox`).
+ * Where both live in the WebAssembly heap and the innermost axis is contiguous on both sides,
+ * the last three axes go to the SIMD copy kernel as planes of rows; else the innermost axis is
+ * copied as a run in JavaScript.
  */
 export function copyStrided(
   settings: CpuKernelSettings,
@@ -44,21 +45,22 @@ export function copyStrided(
   dstOffset: number,
   dstStrides: readonly number[],
 ): void {
-  if (copyBlocks(settings, srcOperand, srcOffset, srcStrides, extent, dstOperand, dstOffset, dstStrides))
-    return;
+  if (extent.some((d) => d === 0)) return;
+  const box = simplifyBox(extent, srcStrides, dstStrides);
+  if (copyBlocks(settings, srcOperand, srcOffset, dstOperand, dstOffset, box)) return;
   const src = srcOperand.values;
   const dst = dstOperand.values;
-  const rank = extent.length;
+  const rank = box.extent.length;
   if (rank === 0) {
     dst[dstOffset] = src[srcOffset];
     return;
   }
   const last = rank - 1;
-  const run = extent[last];
-  const sStep = srcStrides[last];
-  const dStep = dstStrides[last];
+  const run = box.extent[last];
+  const sStep = box.src[last];
+  const dStep = box.dst[last];
   const contiguous = sStep === 1 && dStep === 1;
-  forEachOuter(extent, last, srcStrides, srcOffset, dstStrides, dstOffset, (s, d) => {
+  forEachOuter(box.extent, last, box.src, srcOffset, box.dst, dstOffset, (s, d) => {
     if (contiguous && run >= SET_MIN_RUN) {
       dst.set(src.subarray(s, s + run), d);
     } else if (contiguous) {
@@ -69,9 +71,43 @@ export function copyStrided(
   });
 }
 
+/** A box to copy: its extent and the element strides of source and destination along each axis. */
+interface Box {
+  readonly extent: number[];
+  readonly src: number[];
+  readonly dst: number[];
+}
+
+/**
+ * The same copy with fewer axes: axes of size 1 dropped, and each axis merged into the one
+ * before it where both sides step over it contiguously (stride = next stride · next size), so
+ * runs and blocks are as long as the layouts allow. Every size must be at least 1.
+ */
+function simplifyBox(extent: Shape, srcStrides: readonly number[], dstStrides: readonly number[]): Box {
+  const box: Box = { extent: [], src: [], dst: [] };
+  for (let axis = 0; axis < extent.length; axis++) {
+    if (extent[axis] === 1) continue;
+    const last = box.extent.length - 1;
+    if (
+      last >= 0 &&
+      box.src[last] === srcStrides[axis] * extent[axis] &&
+      box.dst[last] === dstStrides[axis] * extent[axis]
+    ) {
+      box.extent[last] *= extent[axis];
+      box.src[last] = srcStrides[axis];
+      box.dst[last] = dstStrides[axis];
+    } else {
+      box.extent.push(extent[axis]);
+      box.src.push(srcStrides[axis]);
+      box.dst.push(dstStrides[axis]);
+    }
+  }
+  return box;
+}
+
 /**
  * Calls visit(s, d) with the source and destination offsets of every index of the first `axes`
- * axes of `extent`, in row-major order (an odometer over those axes); nothing when one is 0.
+ * axes of `extent`, in row-major order (an odometer over those axes); sizes are at least 1.
  */
 function forEachOuter(
   extent: Shape,
@@ -83,9 +119,6 @@ function forEachOuter(
   visit: (s: number, d: number) => void,
 ): void {
   let count = 1;
-  for (let axis = 0; axis < extent.length; axis++) count *= extent[axis];
-  if (count === 0) return;
-  count = 1;
   for (let axis = 0; axis < axes; axis++) count *= extent[axis];
   const index = new Int32Array(axes);
   let s = srcOffset;
@@ -109,11 +142,9 @@ function copyBlocks(
   settings: CpuKernelSettings,
   src: MoveOperand,
   srcOffset: number,
-  srcStrides: readonly number[],
-  extent: Shape,
   dst: MoveOperand,
   dstOffset: number,
-  dstStrides: readonly number[],
+  { extent, src: srcStrides, dst: dstStrides }: Box,
 ): boolean {
   const rank = extent.length;
   const [srcAddress, dstAddress] = [src.address, dst.address];
@@ -125,9 +156,24 @@ function copyBlocks(
   if (!runtime) return false;
   const copy = runtime.kernels[COPY_ROWS_KERNEL];
   const work = runtime.work.offset;
+  // The third axis from the end, if any, is the kernel's planes; the axes before it are walked here.
+  const outer = Math.max(0, rank - 3);
+  const [planes, srcPlane, dstPlane] =
+    rank >= 3 ? [extent[outer], srcStrides[outer], dstStrides[outer]] : [1, 0, 0];
   const [srcRowStride, dstRowStride] = [srcStrides[last - 1], dstStrides[last - 1]];
-  forEachOuter(extent, last - 1, srcStrides, srcOffset, dstStrides, dstOffset, (s, d) =>
-    copy(srcAddress + 4 * s, dstAddress + 4 * d, rows, run, srcRowStride, dstRowStride, work),
+  forEachOuter(extent, outer, srcStrides, srcOffset, dstStrides, dstOffset, (s, d) =>
+    copy(
+      srcAddress + 4 * s,
+      dstAddress + 4 * d,
+      planes,
+      rows,
+      run,
+      srcPlane,
+      dstPlane,
+      srcRowStride,
+      dstRowStride,
+      work,
+    ),
   );
   return true;
 }
