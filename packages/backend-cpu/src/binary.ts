@@ -1,5 +1,5 @@
 import type { BinaryOp, CompareOp, DType, HostArray, Shape } from '@loom/tensor';
-import { forEachRow } from './broadcast-rows';
+import { forEachRow, forEachRowBlock } from './broadcast-rows';
 import {
   ELEMENTWISE_OPS,
   type ElementwiseKernelName,
@@ -18,7 +18,7 @@ export interface BinaryOperand {
   readonly address: number | undefined;
 }
 
-/** Runs shorter than this stay in JavaScript: the call into WebAssembly costs more than it saves. */
+/** Blocks smaller than this stay in JavaScript: the call into WebAssembly costs more than it saves. */
 const MIN_WASM_RUN = 16;
 
 /** out[o + i] = a[ao + i·as] ⊕ b[bo + i·bs] for i < n. One function per op keeps each loop monomorphic. */
@@ -152,7 +152,7 @@ function isElementwiseOp(op: BinaryOp): op is ElementwiseOp {
   return ELEMENTWISE_OPS.some((e) => e === op);
 }
 
-/** Like `runRows`, but runs of MIN_WASM_RUN or more go to `wasm` with byte addresses. */
+/** Like `runRows`, but blocks of rows of MIN_WASM_RUN or more elements go to `wasm` in one call, with byte addresses. */
 function runHeapRows(
   wasm: ElementwiseKernel,
   work: number,
@@ -167,17 +167,23 @@ function runHeapRows(
   outAddress: number,
   outShape: Shape,
 ): void {
-  forEachRow(outShape, [aShape, bShape], (o, offsets, n, steps) => {
-    if (n < MIN_WASM_RUN) {
-      kernel(a, offsets[0], steps[0], b, offsets[1], steps[1], out, o, n);
+  forEachRowBlock(outShape, [aShape, bShape], (o, offsets, n, steps, rows, rowSteps) => {
+    if (n * rows < MIN_WASM_RUN) {
+      for (let r = 0; r < rows; r++) {
+        const [ao, bo] = [offsets[0] + r * rowSteps[0], offsets[1] + r * rowSteps[1]];
+        kernel(a, ao, steps[0], b, bo, steps[1], out, o + r * n, n);
+      }
     } else {
       wasm(
         aAddress + 4 * offsets[0],
         steps[0],
+        rowSteps[0],
         bAddress + 4 * offsets[1],
         steps[1],
+        rowSteps[1],
         outAddress + 4 * o,
         n,
+        rows,
         work,
       );
     }

@@ -114,6 +114,61 @@ describe('f32 binary kernels in WebAssembly', () => {
     }
   });
 
+  it('match an index-by-index broadcast reference, in the heap and off it', () => {
+    const pairs: [Shape, Shape][] = [
+      [[4, 5, 6], [6]],
+      [
+        [4, 5, 6],
+        [5, 1],
+      ],
+      [
+        [4, 1, 6],
+        [1, 5, 1],
+      ],
+      [
+        [2, 3, 4, 5],
+        [3, 1, 5],
+      ],
+      [
+        [2, 1, 4, 1],
+        [1, 3, 1, 5],
+      ],
+      [[7], [1]],
+      [[], [3]],
+    ];
+    for (const [aShape, bShape] of pairs) {
+      const outShape = broadcastShapes('test', aShape, bShape);
+      const a = randomData(sizeOf(aShape));
+      const b = randomData(sizeOf(bShape));
+      const expected = new Float32Array(sizeOf(outShape));
+      const index = outShape.map(() => 0);
+      /** The element of an input of `shape` (aligned to the output's last axes) at the output's index. */
+      const at = (shape: Shape) =>
+        shape.reduce((offset, size, axis) => {
+          const i = index[axis + outShape.length - shape.length];
+          return offset * size + (size === 1 ? 0 : i);
+        }, 0);
+      for (let o = 0; o < expected.length; o++) {
+        expected[o] = a[at(aShape)] - b[at(bShape)];
+        for (let axis = outShape.length - 1; axis >= 0; axis--) {
+          if (++index[axis] < outShape[axis]) break;
+          index[axis] = 0;
+        }
+      }
+      for (const heap of [true, false]) {
+        const [aOp, bOp] = heap ? [heapOperand(a), heapOperand(b)] : [hostOperand(a), hostOperand(b)];
+        const out = heap
+          ? new CpuStorage('f32', expected.length)
+          : hostOperand(new Float32Array(expected.length));
+        binaryKernel(SETTINGS, 'sub', 'f32', aOp, aShape, bOp, bShape, out, outShape);
+        const actual = Float32Array.from(out.values);
+        for (const x of [aOp, bOp, out]) if (x instanceof CpuStorage) x.free();
+        const first = firstDifference(actual, expected);
+        expect(first, `[${aShape}] - [${bShape}] at ${first} (heap ${heap})`).toBe(-1);
+      }
+    }
+  });
+
   it('match the JavaScript path on long runs', () => {
     for (const op of OPS) {
       for (const [aShape, bShape] of shapePairs(4099)) compare(op, aShape, bShape, [true, true, true]);
