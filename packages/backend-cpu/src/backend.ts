@@ -34,6 +34,7 @@ import { matmulInto } from './matmul';
 import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
 import { type CpuPrecision, checkPrecision, type FloatArray } from './precision';
 import { argmaxKernel, reduceKernel } from './reduce';
+import { sumRowsInto } from './row-sum';
 import { CpuStorage } from './storage';
 import { cpuThreadsReady } from './threads/shared-pool';
 import { unaryKernel } from './unary';
@@ -211,8 +212,10 @@ export class CpuBackend implements Backend {
 
   reduce(op: ReduceOp, x: TensorInfo, dims: ReduceDims): DataId {
     return this.#out(x.dtype, dims.outer * dims.inner, (o) => {
-      const columns = op === 'sum' && x.dtype === 'f32' && dims.inner > 1;
-      if (!columns || !sumColumnsInto(this.kernelSettings, this.#get(x.id), dims, o))
+      // f32 sums over the last axis (inner 1) or a middle one run in WebAssembly where they can.
+      const sum =
+        op === 'sum' && x.dtype === 'f32' ? (dims.inner === 1 ? sumRowsInto : sumColumnsInto) : undefined;
+      if (!sum?.(this.kernelSettings, this.#get(x.id), dims, o))
         reduceKernel(op, this.#values(x), dims, o.values);
     });
   }

@@ -15,6 +15,7 @@ import { Q6K_DOT } from './q6k-dot-kernel';
 import { Q4_0_DOT, Q8_0_DOT } from './quant-dot-kernel';
 import { QUANTIZE_X } from './quantize-x-kernel';
 import { ROPE } from './rope-kernel';
+import { ROW_SUM } from './row-sum-kernel';
 import { SOFTMAX } from './softmax-kernel';
 
 /**
@@ -31,6 +32,7 @@ export const KERNELS = [
   ...ACTIVATIONS,
   SOFTMAX,
   COLUMN_SUM,
+  ROW_SUM,
   ...NORMS,
   ADAMW,
   COPY_ROWS,

@@ -1,0 +1,43 @@
+import { lane, load, op, shuffle32, simd, simdLoad, v128Zero } from './expr';
+import { i32, kernel } from './kernel-spec';
+import { ValType } from './opcodes';
+
+const I = ValType.i32;
+const V = ValType.v128;
+
+/**
+ * out[r] = Σ_s x[r · size + s] for r < rows: each row is added four values at a time into two
+ * f64x2 accumulators, the last size % 4 values into a scalar float64, and the sum rounded to
+ * f32 once at the end. Parameters: byte addresses of x and of the output, the number of rows
+ * and the row length in elements.
+ */
+export const ROW_SUM = kernel({
+  name: 'row_sum_f32',
+  params: i32('x', 'out', 'rows', 'size'),
+  emit(f, { x, out, rows, size }) {
+    const [row, at, rowBytes, vectorBytes] = f.locals(I, 4);
+    const [v, low, high] = f.locals(V, 3);
+    const tail = f.local(ValType.f64);
+    f.set(rowBytes, op('i32.shl', size, 2));
+    f.set(vectorBytes, op('i32.shl', op('i32.and', size, -4), 2));
+    f.for(row, 0, rows, 1, () => {
+      f.set(low, v128Zero);
+      f.set(high, v128Zero);
+      f.for(at, 0, vectorBytes, 16, () => {
+        f.set(v, simdLoad('v128.load', op('i32.add', x, at)));
+        f.set(low, simd('f64x2.add', low, simd('f64x2.promote_low_f32x4', v)));
+        f.set(high, simd('f64x2.add', high, simd('f64x2.promote_low_f32x4', shuffle32(v, v, [2, 3, 0, 1]))));
+      });
+      f.set(low, simd('f64x2.add', low, high));
+      f.set(tail, op('f64.add', lane('f64x2.extract_lane', low, 0), lane('f64x2.extract_lane', low, 1)));
+      f.for(at, vectorBytes, rowBytes, 4, () => {
+        f.set(tail, op('f64.add', tail, op('f64.promote_f32', load('f32.load', op('i32.add', x, at)))));
+      });
+      f.store('f32.store', out, op('f32.demote_f64', tail));
+      f.set(x, op('i32.add', x, rowBytes));
+      f.set(out, op('i32.add', out, 4));
+    });
+  },
+});
+
+export const ROW_SUM_KERNEL = ROW_SUM.name;
