@@ -34,7 +34,7 @@ export function matmulInto(
     runtime.kernels.gemv_t(1, 0, 0, 0, n, k, addressA, addressB, addressOut, runtime.work.offset);
     return;
   }
-  const plan = planMatmul(spec, { a: addressA, b: addressB, out: addressOut });
+  const plan = planMatmul(spec, { a: addressA, b: addressB, out: addressOut }, runtime.features);
   forkJoin(runtime, settings.threads, plan.kernel, plan.micros, (threads) => chunkPlan(plan, threads));
 }
 

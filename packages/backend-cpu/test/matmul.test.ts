@@ -5,6 +5,7 @@ import { matmulInto } from '../src/matmul';
 import type { CpuPrecision, FloatArray } from '../src/precision';
 import { CpuStorage } from '../src/storage';
 import { cpuThreadsReady } from '../src/threads/shared-pool';
+import { BASELINE_FEATURES } from '../src/wasm/expr';
 import { buildKernelModule } from '../src/wasm/kernel-module';
 import { chunkPlan, planMatmul } from '../src/wasm/matmul-plan';
 import { compileKernels, wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
@@ -237,13 +238,30 @@ describe('matmul kernels', () => {
   it('plans products of 2 to 16 rows times a transposed B on the few-row kernel, split along n', () => {
     const operands = { a: 0, b: 0, out: 0 };
     for (const m of [2, 8, 16]) {
-      const plan = planMatmul(spec(m, 32000, 288, { transB: true }), operands);
+      const plan = planMatmul(spec(m, 32000, 288, { transB: true }), operands, BASELINE_FEATURES);
       expect(plan.kernel).toBe('gemm_few_t');
       expect(chunkPlan(plan, 2).length).toBeGreaterThan(1);
     }
-    expect(planMatmul(spec(17, 32000, 288, { transB: true }), operands).kernel).toBe('gemm');
-    expect(planMatmul(spec(8, 768, 288), operands).kernel).toBe('gemm');
-    expect(planMatmul(spec(8, 768, 288, { transA: true, transB: true }), operands).kernel).toBe('gemm');
+    expect(planMatmul(spec(17, 32000, 288, { transB: true }), operands, BASELINE_FEATURES).kernel).toBe(
+      'gemm',
+    );
+    expect(planMatmul(spec(8, 768, 288), operands, BASELINE_FEATURES).kernel).toBe('gemm');
+    expect(
+      planMatmul(spec(8, 768, 288, { transA: true, transB: true }), operands, BASELINE_FEATURES).kernel,
+    ).toBe('gemm');
+  });
+
+  it("splits the packed gemm along whole register tiles of the engine's configuration", () => {
+    const operands = { a: 0, b: 0, out: 0 };
+    // 4 x 8 tiles with separate multiplies and adds, 6 x 8 with fused multiply-adds.
+    for (const [features, rows] of [
+      [BASELINE_FEATURES, 4],
+      [{ relaxedSimd: true }, 6],
+    ] as const) {
+      const byRows = planMatmul(spec(768, 128, 512), operands, features);
+      expect([byRows.kernel, byRows.align]).toEqual(['gemm', rows]);
+      expect(planMatmul(spec(128, 768, 512), operands, features).align).toBe(8);
+    }
   });
 
   it('gives bit-identical results on 1 and 2 threads and in large products', async () => {

@@ -1,4 +1,4 @@
-import { GEMM_CONFIG, gemmLayout } from '../wasm/gemm-kernel';
+import { GEMM_WORK_BYTES } from '../wasm/gemm-kernel';
 import type { ParamKind } from '../wasm/kernel-spec';
 import { paramKinds } from '../wasm/kernels';
 import { f32Bits, KERNEL_NAMES, type KernelName, type WasmRuntime } from '../wasm/runtime';
@@ -66,7 +66,7 @@ export class ThreadPool {
     const { heap, module } = this.runtime;
     while (this.#workers.length < count) {
       const control = heap.alloc(WORKER_BLOCK_BYTES);
-      const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
+      const work = heap.alloc(GEMM_WORK_BYTES);
       if (!control || !work)
         throw new Error('thread pool: WebAssembly memory is full, cannot start a worker');
       let started: () => void = () => {};

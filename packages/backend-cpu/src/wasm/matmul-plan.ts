@@ -1,7 +1,8 @@
 import type { MatmulSpec } from '@loom/tensor';
 import { MAX_CHUNKS } from '../threads/control';
 import { PARALLEL_MIN_MICROS } from '../threads/fork-join';
-import { GEMM_CONFIG } from './gemm-kernel';
+import type { KernelFeatures } from './expr';
+import { gemmConfig } from './gemm-kernel';
 import type { KernelName } from './runtime';
 
 /** Byte addresses of the operands in the WebAssembly heap. */
@@ -53,7 +54,7 @@ const GEMM_FEW_MAX_ROWS = 16;
  * transposed, C^T = B^T A^T), products of few rows times a transposed B (a weight stored
  * [out, in]) to `gemm_few_t`, everything else to the packed gemm. Requires k >= 1.
  */
-export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands): Plan {
+export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands, features: KernelFeatures): Plan {
   const { batch, m, n, k, transA, transB } = spec;
   const aStep = spec.aBatchStride * 4;
   const bStep = spec.bBatchStride * 4;
@@ -135,11 +136,12 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands): Plan {
   const cStep = m * n * 4;
   // Each thread packs all of the operand that is not split: split the longer output side.
   const splitRows = m >= n;
+  const { mr, nv } = gemmConfig(features);
   return {
     kernel: 'gemm',
     batch,
     extent: splitRows ? m : n,
-    align: splitRows ? GEMM_CONFIG.mr : 4 * GEMM_CONFIG.nv,
+    align: splitRows ? mr : 4 * nv,
     micros: flops / GEMM_FLOPS_PER_MICRO,
     chunksPerThread: GEMM_CHUNKS_PER_THREAD,
     args: (b0, b1, r0, r1) => {

@@ -1,6 +1,6 @@
 import type { Block } from './allocator';
 import type { KernelFeatures } from './expr';
-import { GEMM_CONFIG, gemmLayout } from './gemm-kernel';
+import { GEMM_WORK_BYTES } from './gemm-kernel';
 import { WasmHeap } from './heap';
 import { buildKernelModule } from './kernel-module';
 import { KERNEL_NAMES, type KernelFunctions, type KernelName, paramKinds } from './kernels';
@@ -75,7 +75,7 @@ function createRuntime(): { runtime: WasmRuntime } | { unsupported: string } {
   const module = compileKernels(bytes);
   const instance = new WebAssembly.Instance(module, { env: { memory: heap.memory } });
   const kernels = exportedKernels(instance);
-  const work = heap.alloc(gemmLayout(GEMM_CONFIG).bytes);
+  const work = heap.alloc(GEMM_WORK_BYTES);
   if (!work) return { unsupported: 'cannot allocate the matmul work area in WebAssembly memory' };
   return { runtime: { heap, module, features, kernels, work } };
 }
