@@ -1,6 +1,7 @@
 import { type DataId, type FusedKernels, sizeOf, type TensorInfo } from '@loom/tensor';
 import { normRowsInto } from '../norm-rows';
 import type { FloatArray } from '../precision';
+import type { CpuStorage } from '../storage';
 import { NORM_KERNELS, type NormKernelName } from '../wasm/norm-kernel';
 import type { CpuKernelContext } from './kernel-context';
 
@@ -108,20 +109,22 @@ export function layernormGradKernel(
 }
 
 /**
- * A norm's output, shaped like x (`rows[0]`): the WebAssembly row kernel `kernel` where
- * `normRowsInto` takes the rows, else `fallback`, a JavaScript kernel above writing `out`.
+ * A norm's output, shaped like x: the WebAssembly row kernel `kernel` over the storages of the
+ * row inputs and weights where `normRowsInto` takes them, else `fallback`, a JavaScript kernel
+ * above writing `out`. Called once per norm of every decode step, so it takes storages (no
+ * per-call mapping of tensor infos).
  */
 function normOutput(
   ctx: CpuKernelContext,
   kernel: NormKernelName,
-  rows: readonly [TensorInfo, ...TensorInfo[]],
-  weights: readonly TensorInfo[],
+  x: TensorInfo,
+  rows: readonly CpuStorage[],
+  weights: readonly CpuStorage[],
   eps: number,
   fallback: (out: FloatArray) => void,
 ): DataId {
-  return ctx.out(sizeOf(rows[0].shape), (o) => {
-    const get = (t: TensorInfo) => ctx.get(t);
-    if (!normRowsInto(ctx.settings, kernel, rows.map(get), weights.map(get), o, eps)) fallback(o.f32);
+  return ctx.out(sizeOf(x.shape), (o) => {
+    if (!normRowsInto(ctx.settings, kernel, rows, weights, o, eps)) fallback(o.f32);
   });
 }
 
@@ -131,19 +134,19 @@ export function normKernels(
 ): Pick<FusedKernels, 'rmsnorm' | 'layernorm' | 'rmsnormGrad' | 'layernormGrad'> {
   return {
     rmsnorm: (x, w, eps) =>
-      normOutput(ctx, NORM_KERNELS.rmsnorm, [x], [w], eps, (o) =>
+      normOutput(ctx, NORM_KERNELS.rmsnorm, x, [ctx.get(x)], [ctx.get(w)], eps, (o) =>
         rmsnormKernel(ctx.f32(x), ctx.f32(w), eps, o),
       ),
     layernorm: (x, w, b, eps) =>
-      normOutput(ctx, NORM_KERNELS.layernorm, [x], [w, b], eps, (o) =>
+      normOutput(ctx, NORM_KERNELS.layernorm, x, [ctx.get(x)], [ctx.get(w), ctx.get(b)], eps, (o) =>
         layernormKernel(ctx.f32(x), ctx.f32(w), ctx.f32(b), eps, o),
       ),
     rmsnormGrad: (x, w, g, eps) =>
-      normOutput(ctx, NORM_KERNELS.rmsnormGrad, [x, g], [w], eps, (o) =>
+      normOutput(ctx, NORM_KERNELS.rmsnormGrad, x, [ctx.get(x), ctx.get(g)], [ctx.get(w)], eps, (o) =>
         rmsnormGradKernel(ctx.f32(x), ctx.f32(w), ctx.f32(g), eps, o),
       ),
     layernormGrad: (x, w, g, eps) =>
-      normOutput(ctx, NORM_KERNELS.layernormGrad, [x, g], [w], eps, (o) =>
+      normOutput(ctx, NORM_KERNELS.layernormGrad, x, [ctx.get(x), ctx.get(g)], [ctx.get(w)], eps, (o) =>
         layernormGradKernel(ctx.f32(x), ctx.f32(w), ctx.f32(g), eps, o),
       ),
   };
