@@ -1,4 +1,5 @@
 import { broadcastStrides, type Shape } from '@loom/tensor';
+import { forEachOuterIndex, mergeAxes } from './merged-axes';
 
 /**
  * Calls `visit(outOffset, offsets, run, steps, rows, rowSteps)` once per block of contiguous runs
@@ -19,49 +20,21 @@ export function forEachRowBlock(
     rowSteps: Int32Array,
   ) => void,
 ): void {
-  const all = inputs.map((s) => broadcastStrides(s, outShape));
-  const dims: number[] = [];
-  const strides: number[][] = inputs.map(() => []);
-  for (let axis = outShape.length - 1; axis >= 0; axis--) {
-    const size = outShape[axis];
-    if (size === 1) continue;
-    const last = dims.length - 1;
-    const mergeable =
-      last >= 0 &&
-      all.every((s, j) => {
-        const inner = strides[j][last];
-        return (s[axis] === 0 && inner === 0) || (inner !== 0 && s[axis] === inner * dims[last]);
-      });
-    if (mergeable) {
-      dims[last] *= size;
-    } else {
-      dims.push(size);
-      all.forEach((s, j) => {
-        strides[j].push(s[axis]);
-      });
-    }
-  }
-  const offsets = new Int32Array(inputs.length);
   if (outShape.some((d) => d === 0)) return;
-  // dims[0] is the innermost merged axis (the run), dims[1] the rows of a block; the rest are walked with an odometer.
-  const run = dims[0] ?? 1;
-  const rows = dims[1] ?? 1;
-  const steps = Int32Array.from(strides.map((s) => s[0] ?? 0));
-  const rowSteps = Int32Array.from(strides.map((s) => s[1] ?? 0));
-  const outer = dims.slice(2);
-  const index = new Int32Array(outer.length);
-  let blocks = 1;
-  for (const d of outer) blocks *= d;
-  for (let block = 0; block < blocks; block++) {
-    visit(block * rows * run, offsets, run, steps, rows, rowSteps);
-    for (let k = 0; k < outer.length; k++) {
-      index[k]++;
-      for (let j = 0; j < offsets.length; j++) offsets[j] += strides[j][k + 2];
-      if (index[k] < outer[k]) break;
-      for (let j = 0; j < offsets.length; j++) offsets[j] -= strides[j][k + 2] * outer[k];
-      index[k] = 0;
-    }
-  }
+  const { sizes, strides } = mergeAxes(
+    outShape,
+    inputs.map((s) => broadcastStrides(s, outShape)),
+  );
+  // The innermost merged axis is the run, the one before it the rows of a block; the rest are walked by index.
+  const last = sizes.length - 1;
+  const run = sizes[last] ?? 1;
+  const rows = sizes[last - 1] ?? 1;
+  const steps = Int32Array.from(strides.map((s) => s[last] ?? 0));
+  const rowSteps = Int32Array.from(strides.map((s) => s[last - 1] ?? 0));
+  let block = 0;
+  forEachOuterIndex(sizes, Math.max(0, last - 1), strides, new Array(inputs.length).fill(0), (offsets) => {
+    visit(block++ * rows * run, offsets, run, steps, rows, rowSteps);
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type HostArray, type Shape, stridesOf } from '@loom/tensor';
+import { forEachOuterIndex, type MergedAxes, mergeAxes } from './merged-axes';
 import { COPY_ROWS_KERNEL } from './wasm/copy-kernel';
 import { type CpuKernelSettings, kernelRuntime } from './wasm/settings';
 
@@ -30,7 +31,7 @@ const SET_MIN_RUN = 256;
 
 /**
  * Copies a box of `extent` from `src` (element strides `srcStrides`, starting at `srcOffset`)
- * to `dst` (strides `dstStrides` from `dstOffset`). The box is first simplified (`simplifyBox`).
+ * to `dst` (strides `dstStrides` from `dstOffset`). The box's axes are first merged (`mergeAxes`).
  * Where both live in the WebAssembly heap and the innermost axis is contiguous on both sides,
  * the last three axes go to the SIMD copy kernel as planes of rows; else the innermost axis is
  * copied as a run in JavaScript.
@@ -46,21 +47,23 @@ export function copyStrided(
   dstStrides: readonly number[],
 ): void {
   if (extent.some((d) => d === 0)) return;
-  const box = simplifyBox(extent, srcStrides, dstStrides);
+  const box = mergeAxes(extent, [srcStrides, dstStrides]);
   if (copyBlocks(settings, srcOperand, srcOffset, dstOperand, dstOffset, box)) return;
   const src = srcOperand.values;
   const dst = dstOperand.values;
-  const rank = box.extent.length;
+  const { sizes, strides } = box;
+  const rank = sizes.length;
   if (rank === 0) {
     dst[dstOffset] = src[srcOffset];
     return;
   }
   const last = rank - 1;
-  const run = box.extent[last];
-  const sStep = box.src[last];
-  const dStep = box.dst[last];
+  const run = sizes[last];
+  const sStep = strides[0][last];
+  const dStep = strides[1][last];
   const contiguous = sStep === 1 && dStep === 1;
-  forEachOuter(box.extent, last, box.src, srcOffset, box.dst, dstOffset, (s, d) => {
+  forEachOuterIndex(sizes, last, strides, [srcOffset, dstOffset], (offsets) => {
+    const [s, d] = [offsets[0], offsets[1]];
     if (contiguous && run >= SET_MIN_RUN) {
       dst.set(src.subarray(s, s + run), d);
     } else if (contiguous) {
@@ -71,72 +74,6 @@ export function copyStrided(
   });
 }
 
-/** A box to copy: its extent and the element strides of source and destination along each axis. */
-interface Box {
-  readonly extent: number[];
-  readonly src: number[];
-  readonly dst: number[];
-}
-
-/**
- * The same copy with fewer axes: axes of size 1 dropped, and each axis merged into the one
- * before it where both sides step over it contiguously (stride = next stride · next size), so
- * runs and blocks are as long as the layouts allow. Every size must be at least 1.
- */
-function simplifyBox(extent: Shape, srcStrides: readonly number[], dstStrides: readonly number[]): Box {
-  const box: Box = { extent: [], src: [], dst: [] };
-  for (let axis = 0; axis < extent.length; axis++) {
-    if (extent[axis] === 1) continue;
-    const last = box.extent.length - 1;
-    if (
-      last >= 0 &&
-      box.src[last] === srcStrides[axis] * extent[axis] &&
-      box.dst[last] === dstStrides[axis] * extent[axis]
-    ) {
-      box.extent[last] *= extent[axis];
-      box.src[last] = srcStrides[axis];
-      box.dst[last] = dstStrides[axis];
-    } else {
-      box.extent.push(extent[axis]);
-      box.src.push(srcStrides[axis]);
-      box.dst.push(dstStrides[axis]);
-    }
-  }
-  return box;
-}
-
-/**
- * Calls visit(s, d) with the source and destination offsets of every index of the first `axes`
- * axes of `extent`, in row-major order (an odometer over those axes); sizes are at least 1.
- */
-function forEachOuter(
-  extent: Shape,
-  axes: number,
-  srcStrides: readonly number[],
-  srcOffset: number,
-  dstStrides: readonly number[],
-  dstOffset: number,
-  visit: (s: number, d: number) => void,
-): void {
-  let count = 1;
-  for (let axis = 0; axis < axes; axis++) count *= extent[axis];
-  const index = new Int32Array(axes);
-  let s = srcOffset;
-  let d = dstOffset;
-  for (let n = 0; n < count; n++) {
-    visit(s, d);
-    for (let axis = axes - 1; axis >= 0; axis--) {
-      index[axis]++;
-      s += srcStrides[axis];
-      d += dstStrides[axis];
-      if (index[axis] < extent[axis]) break;
-      s -= srcStrides[axis] * extent[axis];
-      d -= dstStrides[axis] * extent[axis];
-      index[axis] = 0;
-    }
-  }
-}
-
 /** The heap path of `copyStrided`; returns false, copying nothing, where it does not apply. */
 function copyBlocks(
   settings: CpuKernelSettings,
@@ -144,7 +81,7 @@ function copyBlocks(
   srcOffset: number,
   dst: MoveOperand,
   dstOffset: number,
-  { extent, src: srcStrides, dst: dstStrides }: Box,
+  { sizes: extent, strides: [srcStrides, dstStrides] }: MergedAxes,
 ): boolean {
   const rank = extent.length;
   const [srcAddress, dstAddress] = [src.address, dst.address];
@@ -161,10 +98,10 @@ function copyBlocks(
   const [planes, srcPlane, dstPlane] =
     rank >= 3 ? [extent[outer], srcStrides[outer], dstStrides[outer]] : [1, 0, 0];
   const [srcRowStride, dstRowStride] = [srcStrides[last - 1], dstStrides[last - 1]];
-  forEachOuter(extent, outer, srcStrides, srcOffset, dstStrides, dstOffset, (s, d) =>
+  forEachOuterIndex(extent, outer, [srcStrides, dstStrides], [srcOffset, dstOffset], (offsets) =>
     copy(
-      srcAddress + 4 * s,
-      dstAddress + 4 * d,
+      srcAddress + 4 * offsets[0],
+      dstAddress + 4 * offsets[1],
       planes,
       rows,
       run,
