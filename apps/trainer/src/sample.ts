@@ -1,5 +1,5 @@
 import type { TransformerLM } from '@loom/nn';
-import { scope, slice, tensor } from '@loom/tensor';
+import { scope, tensor } from '@loom/tensor';
 import { CounterRng } from './random';
 
 export interface SampleOptions {
@@ -54,8 +54,7 @@ export async function generate(
       const window = context.slice(-model.config.maxSeqLen);
       const logits = scope(() => {
         const tokens = tensor(window, [1, window.length], { dtype: 'i32' });
-        const hidden = model.hidden(tokens); // [1, T, dim]
-        return model.project(slice(hidden, [0, window.length - 1, 0], [1, 1, model.config.dim])); // [1, 1, vocab]
+        return model.project(model.hiddenLast(tokens)); // [1, 1, dim] -> [1, 1, vocab]
       });
       const scores = await logits.data();
       logits.dispose();

@@ -75,10 +75,11 @@ function checkSequences(model: TransformerLM, sequences: readonly BatchSequence[
 }
 
 /**
- * Attention of one block over packed rows x [1, N, dim]: the projections run once over all N rows; rotary
- * positions and the cache update run per sequence, each at its own offset; attention runs per sequence too,
- * except for the one-token steps of `group`'s slots, which attend in one call over the shared storage (a key
- * length per slot: 0 for the slots not decoding this step). -> [1, N, dim].
+ * Attention of one block over packed rows x [1, N, dim]: the key and value projections run once over all N rows;
+ * rotary positions and the cache update run per sequence, each at its own offset; attention runs per sequence
+ * too, except for the one-token steps of `group`'s slots, which attend in one call over the shared storage (a key
+ * length per slot: 0 for the slots not decoding this step). -> [1, N, dim]. With `keep` (i32 [S], each
+ * sequence's last packed row), only those rows ask queries: -> [1, S, dim].
  */
 function packedAttention(
   model: TransformerLM,
@@ -86,35 +87,51 @@ function packedAttention(
   x: Tensor,
   spans: readonly Span[],
   group: SlotGroup | undefined,
+  keep: Tensor | undefined,
 ): Tensor {
   return scope(() => {
     const { numHeads, numKvHeads } = model.config;
     const hd = headDim(model.config);
     const layer = block.attention;
-    const { q, k, v } = layer.project(x); // [1, N, H, hd], [1, N, Hkv, hd], [1, N, Hkv, hd]
+    const { k, v } = layer.keysValues(x); // [1, N, Hkv, hd] each
+    const q = layer.queries(keep ? pickRows(x, keep) : x); // [1, N or S, H, hd]
     const outs: Tensor[] = [];
     const slotQueries = new Array<Tensor | undefined>(group?.slots ?? 0).fill(undefined);
-    for (const { start, length, offset, cache, slot } of spans) {
+    spans.forEach(({ start, length, offset, cache, slot }, i) => {
       const rows = (t: Tensor, heads: number) => t.slice([0, start, 0, 0], [1, length, heads, hd]); // [1, T, heads, hd]
       const keys = layer.rotate(rows(k, numKvHeads), offset);
-      const queries = layer.rotate(rows(q, numHeads), offset);
+      // With `keep`, the span's one query is its last row, at position offset + length - 1.
+      const qOffset = keep ? offset + length - 1 : offset;
+      const own = keep ? q.slice([0, i, 0, 0], [1, 1, numHeads, hd]) : rows(q, numHeads); // [1, T or 1, H, hd]
+      const queries = layer.rotate(own, qOffset);
       if (slot !== undefined && isSlot(cache)) {
         cache.write(layer.layer, keys, rows(v, numKvHeads), offset);
         slotQueries[slot] = queries; // [1, 1, H, hd]
-        continue;
+        return;
       }
       const past = cache.update(layer.layer, keys, rows(v, numKvHeads), offset);
-      outs.push(layer.attend(queries, past, offset)); // [1, T, H, hd]
-    }
-    if (group === undefined) return layer.output(outs.length === 1 ? outs[0] : concat(outs, 1)); // [1, N, dim]
-    return layer.output(slottedAttention(layer.layer, group, spans, slotQueries, outs, [numHeads, hd]));
+      outs.push(layer.attend(queries, past, qOffset)); // [1, T or 1, H, hd]
+    });
+    const heads =
+      group === undefined
+        ? outs.length === 1
+          ? outs[0]
+          : concat(outs, 1)
+        : slottedAttention(layer.layer, group, spans, slotQueries, outs, [numHeads, hd]); // [1, N or S, H, hd]
+    return layer.output(heads); // [1, N or S, dim]
   });
 }
 
+/** The packed rows `ids` (i32 [R]) of x [1, N, ...rest] -> [1, R, ...rest]. */
+function pickRows(x: Tensor, ids: Tensor): Tensor {
+  const [, n, ...rest] = x.shape;
+  return gather(x.reshape([n, ...rest]), ids).reshape([1, ids.shape[0], ...rest]);
+}
+
 /**
- * The attention outputs [1, N, H, hd] of every packed row in order: the slotted rows from one attention call of
+ * The attention outputs [1, R, H, hd] of every query row in order: the slotted rows from one attention call of
  * their queries (in slot order, zeros for the other slots) over the group's storage, the others from `outs`
- * (each [1, T, H, hd], in span order).
+ * (each [1, rows, H, hd], in span order).
  */
 function slottedAttention(
   layer: number,
@@ -144,28 +161,41 @@ function slottedAttention(
   );
   const picks: number[] = [];
   let next = slots;
-  for (const { slot, length } of spans) {
-    if (slot !== undefined) picks.push(slot);
-    else for (let i = 0; i < length; i++) picks.push(next++);
+  let other = 0;
+  for (const { slot } of spans) {
+    if (slot !== undefined) {
+      picks.push(slot);
+      continue;
+    }
+    const rows = outs[other++].shape[1];
+    for (let i = 0; i < rows; i++) picks.push(next++);
   }
-  const ids = tensor(Int32Array.from(picks), [picks.length], { backend }); // [N]
-  return gather(table, ids).reshape([1, picks.length, numHeads, hd]); // [1, N, H, hd]
+  const ids = tensor(Int32Array.from(picks), [picks.length], { backend }); // [R]
+  return gather(table, ids).reshape([1, picks.length, numHeads, hd]); // [1, R, H, hd]
 }
 
-/** One decoder block over packed rows [1, N, dim], with the block's own norm placement. */
+/**
+ * One decoder block over packed rows [1, N, dim], with the block's own norm placement -> [1, N, dim]; with `keep`
+ * (i32 [S], each sequence's last packed row), only those rows leave the attention ([1, S, dim]): the last block
+ * keeps them, the only rows whose scores are read.
+ */
 function packedBlock(
   model: TransformerLM,
   block: DecoderBlock,
   x: Tensor,
   spans: readonly Span[],
   group: SlotGroup | undefined,
+  keep: Tensor | undefined,
 ): Tensor {
   return scope(() => {
+    const residual = keep ? pickRows(x, keep) : x; // [1, N or S, dim]
     if (block.placement === 'pre') {
-      const h = x.add(packedAttention(model, block, block.attentionNorm.forward(x), spans, group));
+      const h = residual.add(
+        packedAttention(model, block, block.attentionNorm.forward(x), spans, group, keep),
+      );
       return h.add(block.feedForward.forward(block.ffnNorm.forward(h)));
     }
-    const h = block.attentionNorm.forward(x.add(packedAttention(model, block, x, spans, group)));
+    const h = block.attentionNorm.forward(residual.add(packedAttention(model, block, x, spans, group, keep)));
     return block.ffnNorm.forward(h.add(block.feedForward.forward(h)));
   });
 }
@@ -221,7 +251,7 @@ export function forwardBatch(model: TransformerLM, sequences: readonly BatchSequ
     return span;
   });
   const n = start;
-  const { dim, vocabSize } = model.config;
+  const { vocabSize } = model.config;
   const backend = model.backend;
   return scope(() => {
     const ids = tensor(Int32Array.from(sequences.flatMap((s) => s.tokens)), [1, n], { backend }); // [1, N]
@@ -230,10 +260,23 @@ export function forwardBatch(model: TransformerLM, sequences: readonly BatchSequ
       const positions = spans.flatMap(({ length, offset }) => Array.from({ length }, (_, i) => offset + i));
       x = x.add(model.posEmbeddings.forward(tensor(Int32Array.from(positions), [n], { backend }))); // + [N, dim]
     }
-    for (const block of model.layers) x = packedBlock(model, block, x, spans, group);
-    const h = model.norm.forward(x); // [1, N, dim]
-    const lasts = spans.map(({ start, length }) => h.slice([0, start + length - 1, 0], [1, 1, dim])); // [1, 1, dim]
-    const last = lasts.length === 1 ? lasts[0] : concat(lasts, 1); // [1, S, dim]
-    return model.project(last).reshape([sequences.length, vocabSize]); // [S, vocab]
+    // Each sequence's last row; the last block outputs these alone (all rows when every sequence has one, or when
+    // it is a mixture of experts, whose capacity depends on the row count).
+    const lastRows =
+      n === sequences.length
+        ? undefined
+        : tensor(
+            Int32Array.from(spans, ({ start, length }) => start + length - 1),
+            [sequences.length],
+            { backend },
+          ); // [S]
+    const keep = model.config.moe === undefined ? lastRows : undefined;
+    const last = model.layers.length - 1;
+    model.layers.forEach((block, i) => {
+      x = packedBlock(model, block, x, spans, group, i === last ? keep : undefined);
+    }); // [1, S, dim], or [1, N, dim] without `keep`
+    const h = model.norm.forward(x);
+    const lasts = keep || !lastRows ? h : pickRows(h, lastRows); // [1, S, dim]
+    return model.project(lasts).reshape([sequences.length, vocabSize]); // [S, vocab]
   });
 }

@@ -11,6 +11,7 @@ import {
 import { type ModelOptions, type TransformerConfig, validateConfig } from './config';
 import { SeedSequence } from './init';
 import type { ForwardContext } from './kv-store';
+import type { OutputRows } from './layers/attention';
 import { DecoderBlock, makeNorm } from './layers/block';
 import { Dropout } from './layers/dropout';
 import { Embedding } from './layers/embedding';
@@ -81,6 +82,25 @@ export class TransformerLM extends Module {
    * expert load are pushed onto `moe` when given (in layer order; the caller disposes them).
    */
   hidden(tokens: Tensor, ctx: ForwardContext = { offset: 0 }, moe?: MoeStats[]): Tensor {
+    return this.#hidden(tokens, ctx, moe, 'all');
+  }
+
+  /**
+   * The final hidden state of each sequence's last position: tokens i32 [B, T] -> [B, 1, dim], equal to the last
+   * row of `hidden`. The last block runs its queries, output projection and feed-forward on that position only
+   * (its keys and values still cover every position, for the cache), so a prompt's prefill skips work whose
+   * rows nobody reads. A mixture-of-experts block runs on every row: its expert capacity depends on the row count.
+   */
+  hiddenLast(tokens: Tensor, ctx: ForwardContext = { offset: 0 }): Tensor {
+    if (this.config.moe === undefined) return this.#hidden(tokens, ctx, undefined, 'last');
+    return scope(() => {
+      const h = this.#hidden(tokens, ctx, undefined, 'all'); // [B, T, dim]
+      const [b, t, dim] = h.shape;
+      return h.slice([0, t - 1, 0], [b, 1, dim]); // [B, 1, dim]
+    });
+  }
+
+  #hidden(tokens: Tensor, ctx: ForwardContext, moe: MoeStats[] | undefined, rows: OutputRows): Tensor {
     if (tokens.rank !== 2 || tokens.dtype !== 'i32') {
       throw new Error(
         `TransformerLM: expected i32 tokens [batch, time], got ${tokens.dtype} ${showShape(tokens.shape)}`,
@@ -106,7 +126,10 @@ export class TransformerLM extends Module {
         x = x.add(this.posEmbeddings.forward(positions)); // [B, T, dim] + [T, dim]
       }
       x = this.#dropout.forward(x);
-      for (const layer of this.layers) x = layer.forward(x, ctx, moe);
+      const last = this.layers.length - 1;
+      this.layers.forEach((layer, i) => {
+        x = layer.forward(x, ctx, moe, i === last ? rows : 'all');
+      });
       return this.norm.forward(x);
     });
   }

@@ -84,7 +84,7 @@ export class InferenceSession implements DecodingSession {
    * them; dispose them when read. Nothing is appended when it throws.
    */
   feed(tokens: readonly number[]): Tensor {
-    const { vocabSize, dim } = this.model.config;
+    const { vocabSize } = this.model.config;
     const bad = tokens.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= vocabSize);
     if (bad >= 0) {
       throw new Error(
@@ -103,8 +103,7 @@ export class InferenceSession implements DecodingSession {
     try {
       const logits = scope(() => {
         const ids = tensor(Int32Array.from(tokens), [1, steps], { backend: this.model.backend }); // [1, T]
-        const hidden = this.model.hidden(ids, { offset, cache: this.cache }); // [1, T, dim]
-        const last = steps === 1 ? hidden : hidden.slice([0, steps - 1, 0], [1, 1, dim]); // [1, 1, dim]
+        const last = this.model.hiddenLast(ids, { offset, cache: this.cache }); // [1, 1, dim]
         return this.model.project(last).reshape([vocabSize]); // [vocab]
       });
       this.#tokens.push(...tokens);

@@ -67,12 +67,10 @@ async function cachedDecodeMs(model: TransformerLM, chooser: TokenChooser, steps
 
 /** The logits after the last of `tokens` from a forward pass over all of them, with no cache. */
 function recomputedLogits(model: TransformerLM, tokens: readonly number[]): Tensor {
-  const { dim, vocabSize } = model.config;
+  const { vocabSize } = model.config;
   return scope(() => {
     const ids = tensor(Int32Array.from(tokens), [1, tokens.length], { backend: model.backend }); // [1, T]
-    const hidden = model.hidden(ids); // [1, T, dim]
-    const last = hidden.slice([0, tokens.length - 1, 0], [1, 1, dim]); // [1, 1, dim]
-    return model.project(last).reshape([vocabSize]); // [vocab]
+    return model.project(model.hiddenLast(ids)).reshape([vocabSize]); // [1, 1, dim] -> [vocab]
   });
 }
 

@@ -7,6 +7,9 @@ import { Linear } from './linear';
 import { RMSNorm } from './norm';
 import { RotaryEmbedding } from './rotary';
 
+/** Which positions a call's output covers: all of them, or the last one only. */
+export type OutputRows = 'all' | 'last';
+
 /** Queries, keys and values of one call, split into heads, before RoPE. */
 export interface HeadProjections {
   /** [B, T, H, hd] */
@@ -66,17 +69,23 @@ export class SelfAttention extends Module {
 
   /** The projections of x [B, T, dim] split into heads, q and k through their norms (if any), before RoPE. */
   project(x: Tensor): HeadProjections {
+    return { q: this.queries(x), ...this.keysValues(x) };
+  }
+
+  /** The queries of x [B, T, dim] -> [B, T, H, hd], through their norm (if any), before RoPE. */
+  queries(x: Tensor): Tensor {
     const [b, t] = x.shape;
-    const hd = headDim(this.config);
-    const { numHeads, numKvHeads } = this.config;
-    const q = this.wq.forward(x).reshape([b, t, numHeads, hd]); // [B, T, H, hd]
-    const k = this.wk.forward(x).reshape([b, t, numKvHeads, hd]); // [B, T, Hkv, hd]
-    const v = this.wv.forward(x).reshape([b, t, numKvHeads, hd]); // [B, T, Hkv, hd]
-    return {
-      q: this.qNorm ? this.qNorm.forward(q) : q,
-      k: this.kNorm ? this.kNorm.forward(k) : k,
-      v,
-    };
+    const q = this.wq.forward(x).reshape([b, t, this.config.numHeads, headDim(this.config)]); // [B, T, H, hd]
+    return this.qNorm ? this.qNorm.forward(q) : q;
+  }
+
+  /** The keys (through their norm, if any, before RoPE) and values of x [B, T, dim], each [B, T, Hkv, hd]. */
+  keysValues(x: Tensor): { readonly k: Tensor; readonly v: Tensor } {
+    const [b, t] = x.shape;
+    const heads = [b, t, this.config.numKvHeads, headDim(this.config)];
+    const k = this.wk.forward(x).reshape(heads); // [B, T, Hkv, hd]
+    const v = this.wv.forward(x).reshape(heads); // [B, T, Hkv, hd]
+    return { k: this.kNorm ? this.kNorm.forward(k) : k, v };
   }
 
   /** RoPE (llama) of heads [B, T, heads, hd] whose first row is at `offset`; unchanged for learned positions. */
@@ -90,14 +99,22 @@ export class SelfAttention extends Module {
     return this.#dropout.forward(this.wo.forward(heads.reshape([b, t, qDim(this.config)]))); // [B, T, dim]
   }
 
-  /** x [B, T, dim] -> [B, T, dim]. */
-  forward(x: Tensor, ctx: ForwardContext): Tensor {
+  /**
+   * x [B, T, dim] -> [B, T, dim]; with `rows` 'last', -> [B, 1, dim]: the output of the last position only (the
+   * keys and values of every position still reach the cache), for a model's last block when only the next
+   * token's scores are wanted.
+   */
+  forward(x: Tensor, ctx: ForwardContext, rows: OutputRows = 'all'): Tensor {
     return scope(() => {
-      const projected = this.project(x);
-      const q = this.rotate(projected.q, ctx.offset); // [B, T, H, hd]
-      const k = this.rotate(projected.k, ctx.offset); // [B, T, Hkv, hd]
-      const kv = ctx.cache ? ctx.cache.update(this.layer, k, projected.v, ctx.offset) : { k, v: projected.v };
-      return this.output(this.attend(q, kv, ctx.offset, ctx.prefixLength ?? 0)); // [B, T, dim]
+      const [b, t, dim] = x.shape;
+      const lastOnly = rows === 'last' && t > 1;
+      const qOffset = lastOnly ? ctx.offset + t - 1 : ctx.offset;
+      const qInput = lastOnly ? x.slice([0, t - 1, 0], [b, 1, dim]) : x; // [B, T or 1, dim]
+      const q = this.rotate(this.queries(qInput), qOffset); // [B, T or 1, H, hd]
+      const { k: keys, v } = this.keysValues(x);
+      const k = this.rotate(keys, ctx.offset); // [B, T, Hkv, hd]
+      const kv = ctx.cache ? ctx.cache.update(this.layer, k, v, ctx.offset) : { k, v };
+      return this.output(this.attend(q, kv, qOffset, ctx.prefixLength ?? 0)); // [B, T or 1, dim]
     });
   }
 

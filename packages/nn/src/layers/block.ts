@@ -3,7 +3,7 @@ import type { NormPlacement, TransformerConfig } from '../config';
 import type { ForwardContext } from '../kv-store';
 import { Module } from '../module';
 import { MoeFeedForward, type MoeStats } from '../moe/moe';
-import { SelfAttention } from './attention';
+import { type OutputRows, SelfAttention } from './attention';
 import { GeluMLP, SwiGLUFeedForward } from './feed-forward';
 import { LayerNorm, RMSNorm } from './norm';
 
@@ -43,16 +43,19 @@ export class DecoderBlock extends Module {
   }
 
   /**
-   * x [B, T, dim] -> [B, T, dim]. A MoE feed-forward pushes its load-balancing loss and load onto `moe` when given
-   * (the caller owns those tensors).
+   * x [B, T, dim] -> [B, T, dim]; with `rows` 'last', -> [B, 1, dim], the last position's output only (attention
+   * still stores every position's keys and values). A MoE feed-forward pushes its load-balancing loss and load
+   * onto `moe` when given (the caller owns those tensors).
    */
-  forward(x: Tensor, ctx: ForwardContext, moe?: MoeStats[]): Tensor {
+  forward(x: Tensor, ctx: ForwardContext, moe?: MoeStats[], rows: OutputRows = 'all'): Tensor {
     return scope(() => {
+      const [b, t, dim] = x.shape;
+      const residual = rows === 'last' && t > 1 ? x.slice([0, t - 1, 0], [b, 1, dim]) : x; // [B, T or 1, dim]
       if (this.placement === 'pre') {
-        const h = x.add(this.attention.forward(this.attentionNorm.forward(x), ctx));
+        const h = residual.add(this.attention.forward(this.attentionNorm.forward(x), ctx, rows));
         return this.#decodeFeedForward(h, ctx) ?? h.add(this.#feedForward(this.ffnNorm.forward(h), moe));
       }
-      const h = this.attentionNorm.forward(x.add(this.attention.forward(x, ctx)));
+      const h = this.attentionNorm.forward(residual.add(this.attention.forward(x, ctx, rows)));
       return this.ffnNorm.forward(h.add(this.#feedForward(h, moe)));
     });
   }
