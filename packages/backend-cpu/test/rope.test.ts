@@ -5,15 +5,18 @@ import { CpuStorage } from '../src/storage';
 import { SETTINGS, wasmForTests } from './wasm-for-tests';
 
 describe.skipIf(!wasmForTests())('RoPE in WebAssembly SIMD matches the JavaScript kernel', () => {
-  const cases: [Shape, number, number][] = [
-    [[2, 5, 3, 8], 0, 1],
-    [[1, 7, 2, 32], 17, 1],
-    [[12, 64, 4, 32], 0, 1],
-    [[3, 4, 1, 6], 5, 1],
-    [[2, 9, 2, 16], 40, 1.25],
+  const cases: [Shape, readonly number[], number][] = [
+    [[2, 5, 3, 8], [0, 0], 1],
+    [[1, 7, 2, 32], [17], 1],
+    [[12, 64, 4, 32], new Array<number>(12).fill(0), 1],
+    [[3, 4, 1, 6], [5, 5, 5], 1],
+    [[2, 9, 2, 16], [40, 40], 1.25],
+    // Entries at their own positions, some repeated side by side (one chunk), one past any table so far.
+    [[6, 1, 3, 16], [4, 4, 90, 0, 300, 4], 1],
+    [[3, 2, 2, 8], [10, 3, 3], 0.9],
   ];
   for (const [shape, offset, scale] of cases) {
-    it(`[${shape}] at offset ${offset}, scale ${scale}`, () => {
+    it(`[${shape}] at offsets ${offset}, scale ${scale}`, () => {
       const freqs = ropeInverseFrequencies(shape[3], 10000).map((f, i) => (i % 3 === 0 ? f / 4 : f));
       const n = shape.reduce((a, b) => a * b, 1);
       const x = new CpuStorage('f32', n);
@@ -40,9 +43,9 @@ describe.skipIf(!wasmForTests())('RoPE tables cached across calls give the value
     const x = new CpuStorage('f32', n);
     for (let i = 0; i < n; i++) x.values[i] = Math.cos(i * 0.53 + offset) * 2;
     const out = new CpuStorage('f32', n);
-    ropeInto(SETTINGS, x, shape, offset, freqs, scale, out);
+    ropeInto(SETTINGS, x, shape, [offset], freqs, scale, out);
     const want = new Float32Array(n);
-    ropeKernel(x.f32, shape, offset, freqs, scale, want);
+    ropeKernel(x.f32, shape, [offset], freqs, scale, want);
     let worst = 0;
     for (let i = 0; i < n; i++) worst = Math.max(worst, Math.abs(out.values[i] - want[i]));
     x.free();

@@ -262,6 +262,23 @@ describe.skipIf(!backend)('kernels (lavapipe)', () => {
       expect(maxAbsDiff(got, want)).toBeLessThan(1e-4);
     });
 
+    it('rope with an offset per batch entry, more entries than one launch carries, matches float64 angles', async () => {
+      const [entries, hd] = [1500, 8];
+      const x = seeded(entries * hd, 6);
+      const positions = Array.from({ length: entries }, (_, b) => (b * 37) % 1001);
+      const got = await rope(f32(x, [entries, 1, 1, hd]), { positions, theta: 10_000 }).data();
+      const want = new Float64Array(entries * hd);
+      for (let b = 0; b < entries; b++) {
+        for (let i = 0; i < hd / 2; i++) {
+          const angle = positions[b] * 10_000 ** ((-2 * i) / hd);
+          const [x0, x1] = [x[b * hd + 2 * i], x[b * hd + 2 * i + 1]];
+          want[b * hd + 2 * i] = x0 * Math.cos(angle) - x1 * Math.sin(angle);
+          want[b * hd + 2 * i + 1] = x0 * Math.sin(angle) + x1 * Math.cos(angle);
+        }
+      }
+      expect(maxAbsDiff(got, want)).toBeLessThan(1e-4);
+    });
+
     it('cross-entropy is 0 when every row is ignored and agrees with the composite otherwise', async () => {
       const logits = f32(seeded(4 * 9, 5), [4, 9]);
       expect(await softmaxCrossEntropy(logits, i32([-100, -100, -100, -100], [4])).item()).toBe(0);

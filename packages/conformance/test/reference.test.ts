@@ -58,7 +58,7 @@ describe('the conformance reference against hand-computed values', () => {
   it('rotates pairs by position times their inverse frequency from the offset, scaled', async () => {
     // [B, T, H, hd] = [1, 1, 1, 4], position 2 with offset 2: angles 2 and 2 / 100 (theta 10000), scale 1.5.
     const x = f32([1, 0, 0, 1], [1, 1, 1, 4]);
-    const out = await values(ref.fused.rope(x, 2, [1, 0.01], 1.5), [1, 1, 1, 4]);
+    const out = await values(ref.fused.rope(x, [2], [1, 0.01], 1.5), [1, 1, 1, 4]);
     close()(out, [1.5 * Math.cos(2), 1.5 * Math.sin(2), -1.5 * Math.sin(0.02), 1.5 * Math.cos(0.02)]);
   });
 

@@ -142,17 +142,22 @@ function freeTable(table: RopeTable | undefined): void {
   table?.sin.free();
 }
 
+/** Whether every batch entry starts at the same position. */
+function uniform(offsets: readonly number[]): boolean {
+  return offsets.every((o) => o === offsets[0]);
+}
+
 /**
  * RoPE in the WebAssembly SIMD kernel (batches split across threads) when x and out live in the
  * heap and hd is a multiple of 4, else `ropeKernel`. Same table values, so the same results; the
  * kernel's expanded tables are cached per frequency table and scale (see cachedTable), so a decode
- * step computes no sine or cosine.
+ * step computes no sine or cosine. Batch entry b starts at position offsets[b].
  */
 export function ropeInto(
   settings: CpuKernelSettings,
   x: CpuStorage,
   shape: Shape,
-  offset: number,
+  offsets: readonly number[],
   freqs: readonly number[],
   scale: number,
   out: CpuStorage,
@@ -161,19 +166,26 @@ export function ropeInto(
   const runtime = kernelRuntime(settings);
   const [xAddress, outAddress] = [x.address, out.address];
   if (!runtime || xAddress === undefined || outAddress === undefined || hd % 4 !== 0 || x.length === 0) {
-    ropeKernel(x.f32, shape, offset, freqs, scale, out.f32);
+    ropeKernel(x.f32, shape, offsets, freqs, scale, out.f32);
     return;
   }
-  const cached = cachedTable(freqs, scale, offset, t);
+  const same = uniform(offsets);
+  // One table for the call: from the first entry's position when all share it, else from 0 to the last.
+  const first = same ? offsets[0] : 0;
+  const cached = cachedTable(freqs, scale, first, Math.max(...offsets) + t - first);
   if (cached) {
     const [cosAddress, sinAddress] = [cached.cos.address, cached.sin.address];
     if (cosAddress !== undefined && sinAddress !== undefined) {
-      const row = offset * hd * 4;
-      runRope(runtime, settings.threads, xAddress, cosAddress + row, sinAddress + row, outAddress, shape);
+      runRope(runtime, settings.threads, xAddress, cosAddress, sinAddress, outAddress, shape, offsets);
       return;
     }
   }
+  if (!same) {
+    ropeKernel(x.f32, shape, offsets, freqs, scale, out.f32);
+    return;
+  }
   // Rows [offset, offset + t) only, in tables of this call.
+  const offset = offsets[0];
   const table: RopeTable = {
     freqs: Float64Array.from(freqs),
     source: freqs,
@@ -185,17 +197,21 @@ export function ropeInto(
   try {
     const [cosAddress, sinAddress] = [table.cos.address, table.sin.address];
     if (cosAddress === undefined || sinAddress === undefined) {
-      ropeKernel(x.f32, shape, offset, freqs, scale, out.f32);
+      ropeKernel(x.f32, shape, offsets, freqs, scale, out.f32);
       return;
     }
     fillRows(table, freqs, offset, offset + t, 0);
-    runRope(runtime, settings.threads, xAddress, cosAddress, sinAddress, outAddress, shape);
+    const rowZero = offsets.map(() => 0);
+    runRope(runtime, settings.threads, xAddress, cosAddress, sinAddress, outAddress, shape, rowZero);
   } finally {
     freeTable(table);
   }
 }
 
-/** The kernel on x [B, T, H, hd] with tables whose row 0 is x's first position, batches split across threads. */
+/**
+ * The kernel on x [B, T, H, hd] with tables whose row r holds position r, entry b's rows from table row
+ * rows[b]: runs of entries with the same row go to one chunk, split across threads.
+ */
 function runRope(
   runtime: WasmRuntime,
   threads: number,
@@ -204,47 +220,54 @@ function runRope(
   sinAddress: number,
   outAddress: number,
   [b, t, h, hd]: Shape,
+  rows: readonly number[],
 ): void {
   const batchBytes = 4 * t * h * hd;
   const micros = b * t * h * hd * MICROS_PER_ELEMENT;
   forkJoin(runtime, threads, ROPE_KERNEL, micros, (used) => {
     const per = Math.ceil(b / Math.min(b, 2 * used));
     const chunks: KernelArgs<typeof ROPE_KERNEL>[] = [];
-    for (let start = 0; start < b; start += per) {
-      const count = Math.min(per, b - start);
+    for (let start = 0; start < b; ) {
+      let count = 1;
+      while (count < per && start + count < b && rows[start + count] === rows[start]) count++;
       const offsetBytes = start * batchBytes;
+      const rowBytes = rows[start] * hd * 4;
       chunks.push([
         xAddress + offsetBytes,
-        cosAddress,
-        sinAddress,
+        cosAddress + rowBytes,
+        sinAddress + rowBytes,
         outAddress + offsetBytes,
         count,
         t,
         h,
         hd,
       ]);
+      start += count;
     }
     return chunks;
   });
 }
 
 /**
- * Rotates pairs (2i, 2i+1) of x [B, T, H, hd] by (offset + t) * freqs[i] and scales them by `scale`.
- * On float32 values the frequencies, angles and their cosines and sines are float32, like llama2.c;
+ * Rotates pairs (2i, 2i+1) of x [B, T, H, hd] of entry b by (offsets[b] + t) * freqs[i] and scales them by
+ * `scale`. On float32 values the frequencies, angles and their cosines and sines are float32, like llama2.c;
  * on float64 values (precision 'f64') all of it is float64.
  */
 export function ropeKernel(
   x: FloatArray,
   shape: Shape,
-  offset: number,
+  offsets: readonly number[],
   freqs: readonly number[],
   scale: number,
   out: FloatArray,
 ): void {
   const [b, t, h, hd] = shape;
   const half = hd / 2;
-  const { cos, sin } = ropeTables(t, freqs, offset, scale, x instanceof Float32Array);
+  let tables = ropeTables(t, freqs, offsets[0] ?? 0, scale, x instanceof Float32Array);
   for (let bi = 0; bi < b; bi++) {
+    if (bi > 0 && offsets[bi] !== offsets[bi - 1])
+      tables = ropeTables(t, freqs, offsets[bi], scale, x instanceof Float32Array);
+    const { cos, sin } = tables;
     for (let p = 0; p < t; p++) {
       for (let head = 0; head < h; head++) {
         const o = ((bi * t + p) * h + head) * hd;
@@ -264,7 +287,7 @@ export function ropeKernel(
 /** Rotary position embedding (`ropeInto`). */
 export function ropeKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'rope'> {
   return {
-    rope: (x, offset, freqs, scale) =>
-      ctx.out(sizeOf(x.shape), (o) => ropeInto(ctx.settings, ctx.get(x), x.shape, offset, freqs, scale, o)),
+    rope: (x, offsets, freqs, scale) =>
+      ctx.out(sizeOf(x.shape), (o) => ropeInto(ctx.settings, ctx.get(x), x.shape, offsets, freqs, scale, o)),
   };
 }

@@ -40,7 +40,7 @@ export class ReferenceBackend implements Backend {
   readonly fused = {
     rmsnorm: (x, w, eps) => this.#f32Out(fused.rmsnorm(this.#f(x), this.#f(w), eps)),
     layernorm: (x, w, b, eps) => this.#f32Out(fused.layernorm(this.#f(x), this.#f(w), this.#f(b), eps)),
-    rope: (x, offset, freqs, scale) => this.#f32Out(fused.rope(this.#f(x), x.shape, offset, freqs, scale)),
+    rope: (x, offsets, freqs, scale) => this.#f32Out(fused.rope(this.#f(x), x.shape, offsets, freqs, scale)),
     attention: (q, k, v, spec: AttentionSpec) =>
       this.#f32Out(fused.attention(this.#f(q), q.shape, this.#f(k), this.#f(v), k.shape, spec)),
     swiglu: (gate, up) => this.#f32Out(fused.swiglu(this.#f(gate), this.#f(up))),

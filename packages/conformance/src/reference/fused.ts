@@ -90,11 +90,11 @@ export function layernormGrad(x: Float64Array, w: Float64Array, g: Float64Array,
   return out;
 }
 
-/** x [B, T, H, hd]: pair (2i, 2i+1) of position t turns by (offset + t) freqs[i], times `scale`. */
+/** x [B, T, H, hd]: pair (2i, 2i+1) of position t of entry b turns by (offsets[b] + t) freqs[i], times `scale`. */
 export function rope(
   x: Float64Array,
   shape: Shape,
-  offset: number,
+  offsets: readonly number[],
   freqs: readonly number[],
   scale: number,
 ): Float64Array {
@@ -105,7 +105,7 @@ export function rope(
       for (let head = 0; head < h; head++) {
         const o = ((bi * t + p) * h + head) * hd;
         for (let i = 0; i < hd / 2; i++) {
-          const angle = (offset + p) * freqs[i];
+          const angle = (offsets[bi] + p) * freqs[i];
           const [x0, x1] = [x[o + 2 * i], x[o + 2 * i + 1]];
           out[o + 2 * i] = scale * (x0 * Math.cos(angle) - x1 * Math.sin(angle));
           out[o + 2 * i + 1] = scale * (x0 * Math.sin(angle) + x1 * Math.cos(angle));

@@ -88,8 +88,11 @@ export class SelfAttention extends Module {
     return { k: this.kNorm ? this.kNorm.forward(k) : k, v };
   }
 
-  /** RoPE (llama) of heads [B, T, heads, hd] whose first row is at `offset`; unchanged for learned positions. */
-  rotate(x: Tensor, offset: number): Tensor {
+  /**
+   * RoPE (llama) of heads [B, T, heads, hd] whose first row is at `offset` (or entry b's at offset[b]); unchanged for
+   * learned positions.
+   */
+  rotate(x: Tensor, offset: number | readonly number[]): Tensor {
     return this.#rotary ? this.#rotary.forward(x, offset) : x;
   }
 

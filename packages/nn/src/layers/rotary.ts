@@ -1,4 +1,4 @@
-import { rope, type Tensor } from '@loom/tensor';
+import { concat, rope, scope, type Tensor } from '@loom/tensor';
 import { type RopeFrequencies, type RopeSpec, ropeFrequencies } from '../rope-scaling';
 
 /**
@@ -13,9 +13,21 @@ export class RotaryEmbedding {
     this.#fixed = spec.scaling?.type === 'dynamic' ? undefined : ropeFrequencies(spec, spec.maxSeqLen);
   }
 
-  /** x [B, T, H, headDim] whose first row is at position `offset`. */
-  forward(x: Tensor, offset: number): Tensor {
-    const { inverseFrequencies, scale } = this.#fixed ?? ropeFrequencies(this.spec, offset + x.shape[1]);
-    return rope(x, { offset, inverseFrequencies, scale });
+  /**
+   * x [B, T, H, headDim] whose first row is at position `offset`, or, given one offset per batch entry, entry b's
+   * at offset[b] (sequences at their own places, decoded together).
+   */
+  forward(x: Tensor, offset: number | readonly number[]): Tensor {
+    if (typeof offset === 'number') {
+      const { inverseFrequencies, scale } = this.#fixed ?? ropeFrequencies(this.spec, offset + x.shape[1]);
+      return rope(x, { offset, inverseFrequencies, scale });
+    }
+    if (this.#fixed) return rope(x, { positions: offset, ...this.#fixed });
+    // Dynamic scaling: each entry's table follows its own length.
+    return scope(() => {
+      const [, t, h, hd] = x.shape;
+      const entries = offset.map((o, b) => this.forward(x.slice([b, 0, 0, 0], [1, t, h, hd]), o)); // [1, T, H, hd]
+      return concat(entries, 0); // [B, T, H, hd]
+    });
   }
 }

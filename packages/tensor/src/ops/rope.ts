@@ -18,15 +18,18 @@ export function ropeInverseFrequencies(headDim: number, theta: number): number[]
 }
 
 /**
- * x [B, T, H, hd]: pairs (2i, 2i+1) rotate by angle (offset + t) * freqs[i]; cos and sin are scaled by `scale`.
+ * x [B, T, H, hd]: pairs (2i, 2i+1) of entry b rotate by angle (offsets[b] + t) * freqs[i]; cos and sin are scaled
+ * by `scale`.
  */
-function rotate(x: Tensor, offset: number, freqs: readonly number[], scale: number): Tensor {
+function rotate(x: Tensor, offsets: readonly number[], freqs: readonly number[], scale: number): Tensor {
   return scope(() => {
     const [b, t, h, hd] = x.shape;
     const half = hd / 2;
     const freq = tensor(freqs, [half], { backend: x.backend }); // [half]
-    const positions = arange(t, offset, 1, { backend: x.backend }).reshape([t, 1]); // [T, 1]
-    const angle = mul(positions, freq).reshape([t, 1, half]); // [T, 1, half]
+    const starts = tensor(offsets, [b, 1], { backend: x.backend }); // [B, 1]
+    const steps = arange(t, 0, 1, { backend: x.backend }).reshape([1, t]); // [1, T]
+    const positions = add(starts, steps).reshape([b * t, 1]); // [B·T, 1]
+    const angle = mul(positions, freq).reshape([b, t, 1, half]); // [B, T, 1, half]
     const cos = angle.cos().mul(scale);
     const sin = angle.sin().mul(scale);
     const pairs = x.reshape([b, t, h, half, 2]); // [B, T, H, half, 2]
@@ -38,22 +41,25 @@ function rotate(x: Tensor, offset: number, freqs: readonly number[], scale: numb
   });
 }
 
-/** The kernel's parameters: the first row's position, one inverse frequency per pair, the factor on cos and sin. */
-type RopeParams = [offset: number, inverseFrequencies: readonly number[], scale: number];
+/**
+ * The kernel's parameters: the position of each batch entry's first row, one inverse frequency per pair, the
+ * factor on cos and sin.
+ */
+type RopeParams = [offsets: readonly number[], inverseFrequencies: readonly number[], scale: number];
 
-/** A conformance case: x's shape, the offset, a theta whose odd pairs are slowed by `divide`, the scale. */
+/** A conformance case: x's shape, the offset of each batch entry, a theta whose odd pairs are slowed by `divide`, the scale. */
 interface RopeCase {
   readonly shape: [number, number, number, number];
-  readonly offset: number;
+  readonly offsets: readonly number[];
   readonly theta: number;
   readonly divide: number;
   readonly scale: number;
 }
 
 /**
- * Rotary position embedding: rotates pairs (2i, 2i+1) of x [B, T, H, headDim] by (offset + t) * freqs[i] and
- * scales them by `scale` (YaRN's attention factor; 1 for plain RoPE); kernel: `rope(x, offset, freqs, scale)`,
- * freqs holding headDim / 2 inverse frequencies.
+ * Rotary position embedding: rotates pairs (2i, 2i+1) of x [B, T, H, headDim] of batch entry b by
+ * (offsets[b] + t) * freqs[i] and scales them by `scale` (YaRN's attention factor; 1 for plain RoPE); kernel:
+ * `rope(x, offsets, freqs, scale)`, offsets holding B positions and freqs headDim / 2 inverse frequencies.
  */
 export const ropeOp = fusedOp({
   name: 'rope',
@@ -65,29 +71,32 @@ export const ropeOp = fusedOp({
    * negates the odd element of each pair, so dx = P rope(P g) (the scale is the same both ways).
    */
   gradient: {
-    backward: ({ inputs: [x], params: [offset, inverseFrequencies, scale], grad: g }) => {
+    backward: ({ inputs: [x], params: [positions, inverseFrequencies, scale], grad: g }) => {
       const hd = x.shape[3];
       const signs = Array.from({ length: hd }, (_, i) => (i % 2 === 0 ? 1 : -1));
       const p = tensor(signs, [hd], { backend: g.backend });
-      return [rope(g.mul(p), { offset, inverseFrequencies, scale }).mul(p)];
+      return [rope(g.mul(p), { positions, inverseFrequencies, scale }).mul(p)];
     },
   },
   cases: casesOver<RopeCase, RopeParams>(
     [
-      { shape: [1, 1, 1, 2], offset: 0, theta: 10_000, divide: 1, scale: 1 },
-      { shape: [2, 7, 3, 8], offset: 0, theta: 10_000, divide: 1, scale: 1 },
-      { shape: [1, 1, 6, 48], offset: 255, theta: 10_000, divide: 1, scale: 1 },
-      { shape: [1, 65, 4, 16], offset: 5, theta: 500_000, divide: 1, scale: 1 },
-      { shape: [2, 3, 2, 64], offset: 1000, theta: 10_000, divide: 1, scale: 1 },
+      { shape: [1, 1, 1, 2], offsets: [0], theta: 10_000, divide: 1, scale: 1 },
+      { shape: [2, 7, 3, 8], offsets: [0, 0], theta: 10_000, divide: 1, scale: 1 },
+      { shape: [1, 1, 6, 48], offsets: [255], theta: 10_000, divide: 1, scale: 1 },
+      { shape: [1, 65, 4, 16], offsets: [5], theta: 500_000, divide: 1, scale: 1 },
+      { shape: [2, 3, 2, 64], offsets: [1000, 1000], theta: 10_000, divide: 1, scale: 1 },
+      // Batch entries at their own positions (the one-token steps of several sequences decoded together).
+      { shape: [5, 1, 3, 16], offsets: [7, 0, 130, 7, 64], theta: 10_000, divide: 1, scale: 1 },
+      { shape: [3, 4, 2, 8], offsets: [2, 9, 0], theta: 10_000, divide: 1, scale: 1 },
       // Scaled tables: every other pair slowed by 4 (a ramp like YaRN's and Llama 3's) and cos/sin scaled.
-      { shape: [2, 5, 3, 12], offset: 3, theta: 10_000, divide: 4, scale: 1.1386 },
-      { shape: [1, 9, 2, 64], offset: 300, theta: 500_000, divide: 8, scale: 0.75 },
+      { shape: [2, 5, 3, 12], offsets: [3, 3], theta: 10_000, divide: 4, scale: 1.1386 },
+      { shape: [1, 9, 2, 64], offsets: [300], theta: 500_000, divide: 8, scale: 0.75 },
     ],
-    ({ shape, offset, theta, divide, scale }) => ({
-      label: `${shapeLabel(shape)} offset ${offset} theta ${theta}${divide === 1 ? '' : ` odd pairs / ${divide}`} scale ${scale}`,
+    ({ shape, offsets, theta, divide, scale }) => ({
+      label: `${shapeLabel(shape)} offsets ${offsets.join(',')} theta ${theta}${divide === 1 ? '' : ` odd pairs / ${divide}`} scale ${scale}`,
       inputs: [{ shape }],
       params: [
-        offset,
+        offsets,
         ropeInverseFrequencies(shape[3], theta).map((f, i) => (i % 2 === 1 ? f / divide : f)),
         scale,
       ],
@@ -97,8 +106,13 @@ export const ropeOp = fusedOp({
 });
 
 export interface RopeOptions {
-  /** Position of the first row (tokens already in the cache). */
+  /** Position of the first row (tokens already in the cache); not with `positions`. */
   readonly offset?: number;
+  /**
+   * The position of each batch entry's first row, B of them (sequences at their own places, decoded together), in
+   * place of `offset`.
+   */
+  readonly positions?: readonly number[];
   /** Base of the rotation frequencies theta^(-2i/headDim), 10000 when absent; not with `inverseFrequencies`. */
   readonly theta?: number;
   /** The headDim / 2 inverse frequencies of the pairs (a scaled RoPE's table), in place of `theta`. */
@@ -109,10 +123,10 @@ export interface RopeOptions {
 
 /**
  * Rotary position embedding of x [B, T, H, headDim], rotating pairs (2i, 2i+1) by (offset + t) times each
- * pair's inverse frequency (theta^(-2i/headDim), or the given table) and scaling them by `scale`.
+ * pair's inverse frequency (theta^(-2i/headDim), or the given table) and scaling them by `scale`; with
+ * `positions`, batch entry b starts at positions[b] instead of `offset`.
  */
 export function rope(x: Tensor, options: RopeOptions = {}): Tensor {
-  const offset = options.offset ?? 0;
   const scale = options.scale ?? 1;
   assertDType('rope', x.dtype, ['f32']);
   if (x.rank !== 4 || x.shape[3] % 2 !== 0) {
@@ -120,10 +134,30 @@ export function rope(x: Tensor, options: RopeOptions = {}): Tensor {
       `rope: expected x of shape [B, T, H, headDim] with an even headDim, got ${showShape(x.shape)}`,
     );
   }
-  if (!Number.isInteger(offset) || offset < 0)
-    throw new Error(`rope: offset must be a non-negative integer, got ${offset}`);
   if (!Number.isFinite(scale)) throw new Error(`rope: scale must be a finite number, got ${scale}`);
-  return runFused(ropeOp, [x], [offset, frequenciesOf(options, x.shape[3]), scale]);
+  return runFused(ropeOp, [x], [offsetsOf(options, x.shape[0]), frequenciesOf(options, x.shape[3]), scale]);
+}
+
+/** The position of each of the `batch` entries' first rows: `positions`, checked, else `offset` (0) for all. */
+function offsetsOf(options: RopeOptions, batch: number): readonly number[] {
+  const { positions } = options;
+  if (positions === undefined) {
+    const offset = options.offset ?? 0;
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new Error(`rope: offset must be a non-negative integer, got ${offset}`);
+    return new Array<number>(batch).fill(offset);
+  }
+  if (options.offset !== undefined)
+    throw new Error("rope: give offset or positions, not both (positions holds each batch entry's offset)");
+  if (positions.length !== batch) {
+    throw new Error(
+      `rope: positions holds ${positions.length} values; expected ${batch}, one per batch entry of x`,
+    );
+  }
+  const bad = positions.findIndex((p) => !Number.isInteger(p) || p < 0);
+  if (bad >= 0)
+    throw new Error(`rope: positions[${bad}] is ${positions[bad]}; expected a non-negative integer`);
+  return positions;
 }
 
 /** The table `rope` rotates by: the given one, checked, else theta's. */
