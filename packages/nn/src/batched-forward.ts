@@ -1,6 +1,7 @@
 import { attention, concat, gather, scope, type Tensor, tensor, zeros } from '@loom/tensor';
 import { headDim } from './config';
 import type { KVStore } from './kv-store';
+import type { SelfAttention } from './layers/attention';
 import type { DecoderBlock } from './layers/block';
 import type { TransformerLM } from './transformer';
 
@@ -95,6 +96,9 @@ function packedAttention(
     const layer = block.attention;
     const { k, v } = layer.keysValues(x); // [1, N, Hkv, hd] each
     const q = layer.queries(keep ? pickRows(x, keep) : x); // [1, N or S, H, hd]
+    if (group && !keep && spans.every(({ slot, length }) => slot !== undefined && length === 1)) {
+      return layer.output(slotStep(layer, group, spans, q, k, v)); // [1, N, dim]
+    }
     const outs: Tensor[] = [];
     const slotQueries = new Array<Tensor | undefined>(group?.slots ?? 0).fill(undefined);
     spans.forEach(({ start, length, offset, cache, slot }, i) => {
@@ -120,6 +124,73 @@ function packedAttention(
         : slottedAttention(layer.layer, group, spans, slotQueries, outs, [numHeads, hd]); // [1, N or S, H, hd]
     return layer.output(heads); // [1, N or S, dim]
   });
+}
+
+/**
+ * A decode step of slotted sequences only (one row each, in `group`'s slots): the rows' queries and keys q
+ * [1, N, H, hd], k [1, N, Hkv, hd] rotated in one call each (a position per row), each row's key and value v
+ * written to its slot, then one attention call over the storage. -> the attention outputs [1, N, H, hd].
+ */
+function slotStep(
+  layer: SelfAttention,
+  group: SlotGroup,
+  spans: readonly Span[],
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+): Tensor {
+  const [, n, numHeads, hd] = q.shape;
+  const numKvHeads = k.shape[2];
+  const positions = spans.map(({ offset }) => offset);
+  const keys = layer.rotate(k.reshape([n, 1, numKvHeads, hd]), positions); // [N, 1, Hkv, hd]
+  const queries = layer.rotate(q.reshape([n, 1, numHeads, hd]), positions); // [N, 1, H, hd]
+  const values = v.reshape([n, 1, numKvHeads, hd]);
+  spans.forEach(({ cache, offset }, i) => {
+    if (!isSlot(cache)) throw new Error('forwardBatch: expected a slotted sequence');
+    const row = (t: Tensor) => t.slice([i, 0, 0, 0], [1, 1, numKvHeads, hd]); // [1, 1, Hkv, hd]
+    cache.write(layer.layer, row(keys), row(values), offset);
+  });
+  const inOrder = n === group.slots && spans.every(({ slot }, i) => slot === i);
+  const slotQueries = inOrder ? queries : bySlot(queries, spans, group.slots); // [slots, 1, H, hd]
+  const attended = attention(
+    slotQueries,
+    group.storage.keys(layer.layer),
+    group.storage.values(layer.layer),
+    {
+      mask: { kind: 'none' },
+      keyLengths: slotKeyLengths(spans, group.slots),
+    },
+  ); // [slots, 1, H, hd]
+  const width = numHeads * hd;
+  const rows = inOrder
+    ? attended
+    : gather(
+        attended.reshape([group.slots, width]),
+        tensor(
+          Int32Array.from(spans, ({ slot }) => slot ?? 0),
+          [n],
+          { backend: q.backend },
+        ),
+      ); // [N, width]
+  return rows.reshape([1, n, numHeads, hd]);
+}
+
+/** The rows of queries [N, 1, H, hd] (span i's at row i) at their spans' slots, zeros at the others: [slots, 1, H, hd]. */
+function bySlot(queries: Tensor, spans: readonly Span[], slots: number): Tensor {
+  const [n, , h, hd] = queries.shape;
+  const table = concat([queries.reshape([n, h * hd]), zeros([1, h * hd], { backend: queries.backend })], 0); // [N + 1, H·hd]
+  const ids = new Int32Array(slots).fill(n);
+  spans.forEach(({ slot }, i) => {
+    if (slot !== undefined) ids[slot] = i;
+  });
+  return gather(table, tensor(ids, [slots], { backend: queries.backend })).reshape([slots, 1, h, hd]);
+}
+
+/** Keys each slot's query reads this step: its position + 1 for the decoding slots, 0 for the others. */
+function slotKeyLengths(spans: readonly Span[], slots: number): number[] {
+  const keyLengths = new Array<number>(slots).fill(0);
+  for (const { slot, offset } of spans) if (slot !== undefined) keyLengths[slot] = offset + 1;
+  return keyLengths;
 }
 
 /** The packed rows `ids` (i32 [R]) of x [1, N, ...rest] -> [1, R, ...rest]. */
@@ -148,11 +219,9 @@ function slottedAttention(
     slotQueries.flatMap((t) => t ?? idle ?? []),
     0,
   ); // [slots, 1, H, hd]
-  const keyLengths = new Array<number>(slots).fill(0);
-  for (const { slot, offset } of spans) if (slot !== undefined) keyLengths[slot] = offset + 1;
   const attended = attention(queries, storage.keys(layer), storage.values(layer), {
     mask: { kind: 'none' },
-    keyLengths,
+    keyLengths: slotKeyLengths(spans, slots),
   }); // [slots, 1, H, hd]
   // One table of every output row: the slots', then the other sequences' rows; each packed row picks its own.
   const table = concat(

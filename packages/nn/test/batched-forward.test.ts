@@ -257,6 +257,40 @@ describe('forwardBatch', () => {
     model.dispose();
   });
 
+  it('every slot decoding, in slot order, at different positions: the logits each gets alone', async () => {
+    const config = makeConfig('llama', { vocabSize: 19, dim: 16, numLayers: 2, numHeads: 2, maxSeqLen: 12 });
+    const model = new TransformerLM(config, { seed: 3 });
+    const live = getBackend().liveCount();
+    const storage = new TestSlots(config, 3);
+    const slots = [0, 1, 2].map((slot) => new TestSlot(storage, slot));
+    const single = slots.map(() => new TestCache(config));
+    const prompts = [[4, 1], [7, 3, 9, 2], [5]];
+    const offsets = prompts.map((p) => p.length);
+    for (const [s, tokens] of prompts.entries()) {
+      forwardBatch(model, [{ tokens, offset: 0, cache: slots[s] }]).dispose();
+      await alone(model, tokens, 0, single[s]);
+    }
+    for (const step of [
+      [11, 12, 13],
+      [14, 15, 16],
+    ]) {
+      const logits = forwardBatch(
+        model,
+        step.map((token, s) => ({ tokens: [token], offset: offsets[s], cache: slots[s] })),
+      ); // [3, vocab]
+      const rows = await logits.float32Data();
+      logits.dispose();
+      for (const [s, token] of step.entries()) {
+        const expected = await alone(model, [token], offsets[s], single[s]);
+        expectClose(rows.subarray(s * config.vocabSize, (s + 1) * config.vocabSize), expected);
+        offsets[s]++;
+      }
+    }
+    for (const cache of [...single, storage]) cache.dispose();
+    expect(getBackend().liveCount()).toBe(live);
+    model.dispose();
+  });
+
   it('refuses two sequences of a batch in one slot, and a slot past the storage', () => {
     const config = makeConfig('llama', { vocabSize: 5, dim: 8, numLayers: 1, numHeads: 2, maxSeqLen: 4 });
     const model = new TransformerLM(config);
