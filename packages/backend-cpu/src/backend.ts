@@ -29,6 +29,7 @@ import { productKernels } from './fused/products';
 import { ropeKernels } from './fused/rope';
 import { selectiveScanKernels } from './fused/selective-scan';
 import { softmaxKernels } from './fused/softmax';
+import { writeRowsKernels } from './fused/write-rows';
 import { gatherKernel, scatterAddKernel } from './indexing';
 import { matmulInto } from './matmul';
 import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
@@ -85,6 +86,7 @@ export class CpuBackend implements Backend {
       ...productKernels(ctx),
       ...selectiveScanKernels(ctx),
       ...adamwKernels(ctx),
+      ...writeRowsKernels(ctx),
     };
   }
 

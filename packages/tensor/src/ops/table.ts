@@ -19,6 +19,7 @@ import { softmaxCrossEntropyOp } from './softmax-cross-entropy';
 import { squaredReluOp } from './squared-relu';
 import { swigluOp } from './swiglu';
 import { swigluBlockOp } from './swiglu-block';
+import { writeRowsOp } from './write-rows';
 
 // Each op's front-end, exported from the package through this file (index.ts re-exports it
 // whole), so a new op is named in tensor here and nowhere else: its import, its export, its entry.
@@ -45,6 +46,7 @@ export { softmaxCrossEntropy } from './softmax-cross-entropy';
 export { squaredRelu } from './squared-relu';
 export { swiglu } from './swiglu';
 export { swigluBlock } from './swiglu-block';
+export { writeRows } from './write-rows';
 
 /** Checks that every entry is an op filed under its own name. */
 function opTable<T extends { readonly [K in keyof T]: AnyFusedOp & { readonly name: K } }>(table: T): T {
@@ -76,6 +78,7 @@ export const fusedOps = opTable({
   halfMatmul: halfMatmulOp,
   selectiveScan: selectiveScanOp,
   selectiveScanGrad: selectiveScanGradOp,
+  writeRows: writeRowsOp,
 });
 
 /** Names of the fused ops. */
