@@ -1,4 +1,4 @@
-import { type Backend, getBackend, showShape, slice, type Tensor, writeSlice } from '@loom/tensor';
+import { type Backend, getBackend, showShape, slice, type Tensor, writeRows, writeSlice } from '@loom/tensor';
 import { type HeadShape, headDimOf } from './head-dim';
 import type { KVCacheModelShape, KVPair } from './kv-cache';
 import { allocateLayers, checkCount, type LayerStorage, layerBytes, releaseLayers } from './layer-storage';
@@ -90,6 +90,48 @@ export class SlotKVCache {
     return this.#storage.values[this.#checkLayer(layer, 'values')];
   }
 
+  /**
+   * Stores one step of several of its slots at once: row i of k, v [N, 1, numKvHeads, headDim] goes to slots[i] at
+   * position offsets[i] (its layer's length), as `slots[i].write` would, in one scatter per tensor (a server's
+   * decode step). Every slot is checked before anything is written.
+   */
+  writeSteps(
+    layer: number,
+    slots: readonly KVSlot[],
+    k: Tensor,
+    v: Tensor,
+    offsets: readonly number[],
+  ): void {
+    this.#checkLayer(layer, 'writeSteps');
+    const n = slots.length;
+    const shape = [n, 1, this.numKvHeads, this.headDim];
+    const fits = [k, v].every((t) => t.rank === 4 && t.shape.every((size, i) => size === shape[i]));
+    if (!fits || offsets.length !== n) {
+      throw new Error(
+        `SlotKVCache.writeSteps: expected k and v of shape ${showShape(shape)} and ${n} offsets (one step of each of the ` +
+          `${n} slots), got k ${showShape(k.shape)}, v ${showShape(v.shape)} and ${offsets.length} offsets`,
+      );
+    }
+    slots.forEach((slot, i) => {
+      if (slot.storage !== this)
+        throw new Error(`SlotKVCache.writeSteps: slots[${i}] belongs to another cache`);
+      slot.checkWrite(layer, offsets[i], 1);
+    });
+    const rows = slots.map((slot, i) => slot.slot * this.capacity + offsets[i]);
+    const flat = [this.slots * this.capacity, this.numKvHeads, this.headDim]; // [slots · capacity, Hkv, hd]
+    const [keys, values] = [this.#storage.keys[layer].view(flat), this.#storage.values[layer].view(flat)];
+    try {
+      writeRows(keys, k.reshape([n, this.numKvHeads, this.headDim]), rows);
+      writeRows(values, v.reshape([n, this.numKvHeads, this.headDim]), rows);
+    } finally {
+      keys.dispose();
+      values.dispose();
+    }
+    slots.forEach((slot, i) => {
+      slot.wrote(layer, offsets[i] + 1);
+    });
+  }
+
   /** Bytes of backend storage the cache holds (every slot's capacity). */
   bytes(): number {
     return layerBytes(this.#storage);
@@ -160,18 +202,7 @@ export class KVSlot {
 
   /** Stores k, v [1, T, numKvHeads, headDim] of `layer` at position `offset`, which must be the layer's length. */
   write(layer: number, k: Tensor, v: Tensor, offset: number): void {
-    const { numLayers, numKvHeads, headDim, capacity } = this.storage;
-    if (this.#released) throw new Error(`KVSlot: slot ${this.slot} was released; acquire a new one`);
-    if (!Number.isInteger(layer) || layer < 0 || layer >= numLayers) {
-      throw new Error(`KVSlot.write: layer must be an integer in [0, ${numLayers - 1}], got ${layer}`);
-    }
-    const length = this.#lengths[layer];
-    if (offset !== length) {
-      throw new Error(
-        `KVSlot.write: layer ${layer} holds ${length} positions, so new keys go at offset ${length}, got ${offset}`,
-      );
-    }
-    const t = k.shape[1];
+    const { numKvHeads, headDim } = this.storage;
     const fits =
       k.rank === 4 &&
       v.rank === 4 &&
@@ -185,15 +216,40 @@ export class KVSlot {
           `got k ${showShape(k.shape)} and v ${showShape(v.shape)}`,
       );
     }
-    if (offset + t > capacity) {
+    const t = k.shape[1];
+    this.checkWrite(layer, offset, t);
+    writeSlice(this.#layers.keys[layer], k, [this.slot, offset, 0, 0]);
+    writeSlice(this.#layers.values[layer], v, [this.slot, offset, 0, 0]);
+    this.wrote(layer, offset + t);
+  }
+
+  /**
+   * Throws unless `steps` positions of `layer` may be written at `offset`: the slot is held, `offset` is the layer's
+   * length and the positions fit its capacity (what `write` and `SlotKVCache.writeSteps` check first).
+   */
+  checkWrite(layer: number, offset: number, steps: number): void {
+    const { numLayers, capacity } = this.storage;
+    if (this.#released) throw new Error(`KVSlot: slot ${this.slot} was released; acquire a new one`);
+    if (!Number.isInteger(layer) || layer < 0 || layer >= numLayers) {
+      throw new Error(`KVSlot.write: layer must be an integer in [0, ${numLayers - 1}], got ${layer}`);
+    }
+    const length = this.#lengths[layer];
+    if (offset !== length) {
       throw new Error(
-        `KVSlot.write: positions ${offset}..${offset + t - 1} of layer ${layer} exceed the slot's capacity of ${capacity}; ` +
+        `KVSlot.write: layer ${layer} holds ${length} positions, so new keys go at offset ${length}, got ${offset}`,
+      );
+    }
+    if (offset + steps > capacity) {
+      throw new Error(
+        `KVSlot.write: positions ${offset}..${offset + steps - 1} of layer ${layer} exceed the slot's capacity of ${capacity}; ` +
           'create the cache with a larger capacity',
       );
     }
-    writeSlice(this.#layers.keys[layer], k, [this.slot, offset, 0, 0]);
-    writeSlice(this.#layers.values[layer], v, [this.slot, offset, 0, 0]);
-    this.#lengths[layer] = offset + t;
+  }
+
+  /** Records that `layer` now holds positions [0, length) (after a write that `checkWrite` allowed). */
+  wrote(layer: number, length: number): void {
+    this.#lengths[layer] = length;
   }
 
   /** Bytes of backend storage the slot's row holds (its share of the cache). */

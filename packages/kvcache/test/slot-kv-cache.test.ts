@@ -36,6 +36,67 @@ describe('SlotKVCache', () => {
     expect(getBackend().liveCount()).toBe(live);
   });
 
+  it('writeSteps stores one step of several slots as their own writes do, and checks them all before writing', async () => {
+    const [batched, single] = [new SlotKVCache(shape), new SlotKVCache(shape)];
+    const [slotsB, slotsS] = [batched, single].map((cache) => [
+      cache.acquire(),
+      cache.acquire(),
+      cache.acquire(),
+    ]);
+    // Slots at different lengths: 2 positions in slot 0, none in slot 1, 4 in slot 2.
+    for (const [slot, steps] of [
+      [0, 2],
+      [2, 4],
+    ]) {
+      for (const slots of [slotsB, slotsS])
+        slots[slot].write(1, kv(steps, slot + 10), kv(steps, slot + 20), 0);
+    }
+    const order = [2, 0, 1];
+    const offsets = [4, 2, 0];
+    const k = randn([3, 1, 2, 4], { seed: 5 });
+    const v = randn([3, 1, 2, 4], { seed: 6 });
+    batched.writeSteps(
+      1,
+      order.map((s) => slotsB[s]),
+      k,
+      v,
+      offsets,
+    );
+    order.forEach((s, i) => {
+      const row = (t: Tensor) => t.slice([i, 0, 0, 0], [1, 1, 2, 4]);
+      slotsS[s].write(1, row(k), row(v), offsets[i]);
+    });
+    expect(Array.from(await batched.keys(1).data())).toEqual(Array.from(await single.keys(1).data()));
+    expect(Array.from(await batched.values(1).data())).toEqual(Array.from(await single.values(1).data()));
+    expect(Array.from(await batched.keys(0).data())).toEqual(Array.from(await single.keys(0).data()));
+    // The next step goes at each slot's new length; a wrong offset for one slot writes nothing for any.
+    const before = Array.from(await batched.keys(1).data());
+    expect(() =>
+      batched.writeSteps(
+        1,
+        [slotsB[0], slotsB[1]],
+        k.slice([0, 0, 0, 0], [2, 1, 2, 4]),
+        k.slice([0, 0, 0, 0], [2, 1, 2, 4]),
+        [3, 0],
+      ),
+    ).toThrow(/layer 1 holds 1 positions, so new keys go at offset 1, got 0/);
+    expect(Array.from(await batched.keys(1).data())).toEqual(before);
+    expect(() => batched.writeSteps(1, [slotsB[0]], k, v, [3])).toThrow(
+      /expected k and v of shape \[1, 1, 2, 4\] and 1 offsets/,
+    );
+    expect(() =>
+      batched.writeSteps(
+        1,
+        [slotsS[0]],
+        k.slice([0, 0, 0, 0], [1, 1, 2, 4]),
+        v.slice([0, 0, 0, 0], [1, 1, 2, 4]),
+        [3],
+      ),
+    ).toThrow(/slots\[0\] belongs to another cache/);
+    batched.dispose();
+    single.dispose();
+  });
+
   it('gives released slots back, lowest first, and refuses when all are taken', () => {
     const cache = SlotKVCache.forModel(
       { dim: 8, numHeads: 2, numKvHeads: 2, numLayers: 1, maxSeqLen: 5 },

@@ -18,6 +18,17 @@ export interface SharedKVStorage {
   keys(layer: number): Tensor;
   /** The values of `layer`, [slots, capacity, Hkv, hd]. */
   values(layer: number): Tensor;
+  /**
+   * Stores one step of several of its slots at once: row i of k, v [N, 1, Hkv, hd] into slots[i] at offsets[i], as
+   * each slot's `write` would (optional: without it, forwardBatch writes slot by slot).
+   */
+  writeSteps?(
+    layer: number,
+    slots: readonly SlotKVStore[],
+    k: Tensor,
+    v: Tensor,
+    offsets: readonly number[],
+  ): void;
 }
 
 /**
@@ -145,11 +156,17 @@ function slotStep(
   const keys = layer.rotate(k.reshape([n, 1, numKvHeads, hd]), positions); // [N, 1, Hkv, hd]
   const queries = layer.rotate(q.reshape([n, 1, numHeads, hd]), positions); // [N, 1, H, hd]
   const values = v.reshape([n, 1, numKvHeads, hd]);
-  spans.forEach(({ cache, offset }, i) => {
+  const slots = spans.map(({ cache }) => {
     if (!isSlot(cache)) throw new Error('forwardBatch: expected a slotted sequence');
-    const row = (t: Tensor) => t.slice([i, 0, 0, 0], [1, 1, numKvHeads, hd]); // [1, 1, Hkv, hd]
-    cache.write(layer.layer, row(keys), row(values), offset);
+    return cache;
   });
+  if (group.storage.writeSteps) group.storage.writeSteps(layer.layer, slots, keys, values, positions);
+  else {
+    slots.forEach((cache, i) => {
+      const row = (t: Tensor) => t.slice([i, 0, 0, 0], [1, 1, numKvHeads, hd]); // [1, 1, Hkv, hd]
+      cache.write(layer.layer, row(keys), row(values), positions[i]);
+    });
+  }
   const inOrder = n === group.slots && spans.every(({ slot }, i) => slot === i);
   const slotQueries = inOrder ? queries : bySlot(queries, spans, group.slots); // [slots, 1, H, hd]
   const attended = attention(
