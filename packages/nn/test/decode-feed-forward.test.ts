@@ -1,24 +1,8 @@
 import { CpuBackend } from '@loom/backend-cpu';
-import {
-  type FusedKernels,
-  keep,
-  matmul,
-  scope,
-  setBackend,
-  type Tensor,
-  tensor,
-  writeSlice,
-  zeros,
-} from '@loom/tensor';
+import { type FusedKernels, matmul, scope, setBackend, tensor, zeros } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
-import {
-  headDim,
-  type KVStore,
-  makeConfig,
-  SwiGLUFeedForward,
-  type TransformerConfig,
-  TransformerLM,
-} from '../src/index';
+import { makeConfig, SwiGLUFeedForward, TransformerLM } from '../src/index';
+import { TestCache } from './test-cache';
 
 const CONFIG = makeConfig('llama', {
   vocabSize: 11,
@@ -29,31 +13,6 @@ const CONFIG = makeConfig('llama', {
   hiddenDim: 24,
   maxSeqLen: 8,
 });
-
-/** A preallocated cache of one sequence: [1, capacity, Hkv, headDim] keys and values per layer. */
-class TestCache implements KVStore {
-  readonly #keys: Tensor[];
-  readonly #values: Tensor[];
-
-  constructor(config: TransformerConfig) {
-    const shape = [1, config.maxSeqLen, config.numKvHeads, headDim(config)];
-    this.#keys = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
-    this.#values = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
-  }
-
-  update(layer: number, k: Tensor, v: Tensor, offset: number): { k: Tensor; v: Tensor } {
-    writeSlice(this.#keys[layer], k, [0, offset, 0, 0]);
-    writeSlice(this.#values[layer], v, [0, offset, 0, 0]);
-    return {
-      k: this.#keys[layer].view(this.#keys[layer].shape),
-      v: this.#values[layer].view(this.#values[layer].shape),
-    };
-  }
-
-  dispose(): void {
-    for (const t of [...this.#keys, ...this.#values]) t.dispose();
-  }
-}
 
 /** A CPU backend whose swigluBlock kernel counts its calls. */
 function countingBackend(): { backend: CpuBackend; calls: () => number } {

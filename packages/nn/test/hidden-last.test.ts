@@ -1,54 +1,16 @@
 import { CpuBackend } from '@loom/backend-cpu';
-import {
-  assign,
-  getBackend,
-  keep,
-  randn,
-  scope,
-  setBackend,
-  type Tensor,
-  tensor,
-  writeSlice,
-  zeros,
-} from '@loom/tensor';
+import { assign, getBackend, randn, scope, setBackend, type Tensor, tensor } from '@loom/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type ConfigInput,
   type ForwardContext,
   forwardBatch,
-  headDim,
-  type KVStore,
   type ModelOptions,
   makeConfig,
   type Preset,
-  type TransformerConfig,
   TransformerLM,
 } from '../src/index';
-
-/** A preallocated cache of one sequence: [1, maxSeqLen, Hkv, hd] keys and values per layer. */
-class TestCache implements KVStore {
-  readonly #keys: Tensor[];
-  readonly #values: Tensor[];
-
-  constructor(config: TransformerConfig) {
-    const shape = [1, config.maxSeqLen, config.numKvHeads, headDim(config)];
-    this.#keys = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
-    this.#values = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
-  }
-
-  update(layer: number, k: Tensor, v: Tensor, offset: number): { k: Tensor; v: Tensor } {
-    writeSlice(this.#keys[layer], k, [0, offset, 0, 0]);
-    writeSlice(this.#values[layer], v, [0, offset, 0, 0]);
-    return {
-      k: this.#keys[layer].view(this.#keys[layer].shape),
-      v: this.#values[layer].view(this.#values[layer].shape),
-    };
-  }
-
-  dispose(): void {
-    for (const t of [...this.#keys, ...this.#values]) t.dispose();
-  }
-}
+import { TestCache } from './test-cache';
 
 const TOKENS = [
   [3, 1, 4, 1, 5, 9, 2, 6, 5, 3],

@@ -1,16 +1,16 @@
 import { AutodiffBackend, valueAndGrad } from '@loom/autograd';
 import { CpuBackend } from '@loom/backend-cpu';
-import { assign, keep, scope, setBackend, type Tensor, tensor, writeSlice, zeros } from '@loom/tensor';
+import { assign, scope, setBackend, tensor } from '@loom/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   configProblems,
   headDim,
-  type KVStore,
   makeConfig,
   parameterCount,
   type TransformerConfig,
   TransformerLM,
 } from '../src/index';
+import { TestCache } from './test-cache';
 
 /** Qwen2: q/k/v biases (o without); Qwen3: per-head q/k RMSNorm and a head wider than dim / numHeads. */
 const QWEN2 = { qkvBias: true } as const;
@@ -50,31 +50,6 @@ function randomise(model: TransformerLM): void {
       assign(p, tensor(values, p.shape));
     });
   });
-}
-
-/** A preallocated cache of one sequence: [1, capacity, Hkv, headDim] keys and values per layer. */
-class TestCache implements KVStore {
-  readonly #keys: Tensor[];
-  readonly #values: Tensor[];
-
-  constructor(config: TransformerConfig) {
-    const shape = [1, config.maxSeqLen, config.numKvHeads, headDim(config)];
-    this.#keys = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
-    this.#values = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
-  }
-
-  update(layer: number, k: Tensor, v: Tensor, offset: number): { k: Tensor; v: Tensor } {
-    writeSlice(this.#keys[layer], k, [0, offset, 0, 0]);
-    writeSlice(this.#values[layer], v, [0, offset, 0, 0]);
-    return {
-      k: this.#keys[layer].view(this.#keys[layer].shape),
-      v: this.#values[layer].view(this.#values[layer].shape),
-    };
-  }
-
-  dispose(): void {
-    for (const t of [...this.#keys, ...this.#values]) t.dispose();
-  }
 }
 
 describe('Qwen-style attention', () => {

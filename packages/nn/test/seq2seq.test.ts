@@ -1,17 +1,6 @@
 import { AutodiffBackend, gradcheck, valueAndGrad } from '@loom/autograd';
 import { CpuBackend } from '@loom/backend-cpu';
-import {
-  assign,
-  concat,
-  keep,
-  scope,
-  setBackend,
-  softmaxCrossEntropy,
-  type Tensor,
-  tensor,
-  writeSlice,
-  zeros,
-} from '@loom/tensor';
+import { assign, concat, scope, setBackend, softmaxCrossEntropy, type Tensor, tensor } from '@loom/tensor';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   AdamW,
@@ -21,8 +10,6 @@ import {
   EncoderDecoder,
   exactMatch,
   greedyDecode,
-  headDim,
-  type KVStore,
   makeSeq2SeqConfig,
   type NextTokenLogProbs,
   type Seq2SeqConfig,
@@ -32,33 +19,9 @@ import {
   ToyTask,
   teacherForcing,
 } from '../src/index';
+import { TestCache } from './test-cache';
 
 const special = { pad: 0, bos: 1, eos: 2 };
-
-/** A preallocated self-attention cache of `batch` rows: [batch, maxSeqLen, Hkv, hd] keys and values per layer. */
-class TestCache implements KVStore {
-  readonly #keys: Tensor[];
-  readonly #values: Tensor[];
-
-  constructor(config: Seq2SeqConfig, batch: number) {
-    const shape = [batch, config.maxSeqLen, config.numKvHeads, headDim(config)];
-    this.#keys = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
-    this.#values = Array.from({ length: config.numLayers }, () => keep(zeros(shape)));
-  }
-
-  update(layer: number, k: Tensor, v: Tensor, offset: number): { k: Tensor; v: Tensor } {
-    writeSlice(this.#keys[layer], k, [0, offset, 0, 0]);
-    writeSlice(this.#values[layer], v, [0, offset, 0, 0]);
-    return {
-      k: this.#keys[layer].view(this.#keys[layer].shape),
-      v: this.#values[layer].view(this.#values[layer].shape),
-    };
-  }
-
-  dispose(): void {
-    for (const t of [...this.#keys, ...this.#values]) t.dispose();
-  }
-}
 
 function tinyConfig(preset: 'llama' | 'gpt2', vocabSize = 9): Seq2SeqConfig {
   return makeSeq2SeqConfig(preset, {
