@@ -63,6 +63,18 @@ async function decodeSeconds(
   return seconds;
 }
 
+/**
+ * Weights a decode step reads in full, whatever the number of streams: every matrix, the input embedding only when it
+ * is also the output projection (an untied one gives one row per token).
+ */
+function streamedWeights(model: TransformerLM): number {
+  const embedding = model.tokEmbeddings.weight;
+  return model
+    .parameters()
+    .filter((p) => p.rank === 2 && (model.config.tiedEmbeddings || p !== embedding))
+    .reduce((n, p) => n + p.size, 0);
+}
+
 /** The backend of that name; the CPU one on `threads` threads (its default when undefined). */
 async function createBackend(name: SuiteOptions['backend'], threads: number | undefined): Promise<Backend> {
   if (name === 'cpu') return new CpuBackend({ threads });
@@ -100,6 +112,7 @@ export const serveSuite: Suite = {
     for (const target of targets(notes)) {
       const model = target.build();
       await decodeSeconds(model, 1, 8, 'slots'); // warm the JIT and the buffer pools
+      const weights = streamedWeights(model);
       let single = 0;
       for (const streams of STREAMS) {
         // Rounds alternate the two cache kinds, so both see the same load.
@@ -117,6 +130,9 @@ export const serveSuite: Suite = {
           'decode tok/s': rate,
           'vs 1 stream (x)': rate / single,
           'own caches tok/s': own,
+          // Each token multiplies by every streamed weight (a multiply and an add); each step reads them once.
+          'matrix GFLOP/s': (2 * weights * rate) / 1e9,
+          'weights GB/s': (4 * weights * rate) / streams / 1e9,
         });
       }
       model.dispose();
@@ -125,6 +141,9 @@ export const serveSuite: Suite = {
       `${steps - 1} decode steps after a ${PROMPT_TOKENS}-token prompt per stream, one forwardBatch pass per step ` +
         'over all streams, greedy, the streams in the slots of one SlotKVCache as the server keeps them (one attention ' +
         `call per layer); "own caches": a KVCache per stream (attention per stream). Median of ${ROUNDS} rounds; ${backend instanceof CpuBackend ? backend.kernelSettings.threads : threads} CPU thread(s).`,
+      'matrix GFLOP/s: 2 x the streamed weights (the matrices; the embedding when tied) x tokens/s, attention left out; ' +
+        'weights GB/s: their f32 bytes x steps/s, the bytes every step reads once however many streams share it. ' +
+        'One stream is bound by the second (memory), many streams by the first (arithmetic).',
     );
     return { title: `serve: batched decode on ${options.backend}`, rows, notes };
   },
