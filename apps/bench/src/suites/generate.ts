@@ -6,6 +6,7 @@ import { loadModelFile, transformerFromTensors, type WeightsMode } from '@loom/m
 import { TransformerLM } from '@loom/nn';
 import { InferenceSession, TokenChooser } from '@loom/runtime';
 import { type Backend, scope, setBackend, type Tensor, tensor } from '@loom/tensor';
+import { backendLabel } from '../backend-label';
 import { browserGenerate } from '../browser/browser-generate';
 import { booleanFlag, type FlagValues, integerFlag, stringFlag, UsageError } from '../flags';
 import { stories15MShape } from '../model-shapes';
@@ -374,9 +375,7 @@ export const generateSuite: Suite = {
         `quantized rows: random models, linear layers in f32, Q8_0, Q4_0, Q4_K (quantized in process; Q4_0 where a layer's input is not a multiple of 256) and BF16 (rounded in process), measured in turn each of ${quantized.rounds} round(s), median; --quantized none skips them.`,
       );
     }
-    notes.push(
-      `median of ${rounds} round(s); ${backend instanceof CpuBackend ? backend.kernelSettings.threads : threads} CPU thread(s) for Loom.`,
-    );
+    notes.push(`median of ${rounds} round(s); Loom on ${backendLabel(backend, options.backend)}.`);
     if (withPeers) notes.push('peers ran after Loom in every round, on the same weights and thread count.');
     notes.push(
       'Loom CPU time per token counts the process while it decodes, not while it waits for a core: a busy machine moves it less than tokens/s.',

@@ -4,6 +4,7 @@ import { loadModelFile, transformerFromTensors } from '@loom/models';
 import { forwardBatch, TransformerLM } from '@loom/nn';
 import { argmax } from '@loom/sampler';
 import { type Backend, setBackend } from '@loom/tensor';
+import { backendLabel } from '../backend-label';
 import { integerFlag } from '../flags';
 import { stories15MShape } from '../model-shapes';
 import { sharedDataFile } from '../shared-data';
@@ -144,7 +145,7 @@ export const serveSuite: Suite = {
     notes.push(
       `${steps - 1} decode steps after a ${PROMPT_TOKENS}-token prompt per stream, one forwardBatch pass per step ` +
         'over all streams, greedy, the streams in the slots of one SlotKVCache as the server keeps them (one attention ' +
-        `call per layer); "own caches": a KVCache per stream (attention per stream). Median of ${ROUNDS} rounds; ${backend instanceof CpuBackend ? backend.kernelSettings.threads : threads} CPU thread(s).`,
+        `call per layer); "own caches": a KVCache per stream (attention per stream). Median of ${ROUNDS} rounds; Loom on ${backendLabel(backend, options.backend)}.`,
       'matrix GFLOP/s: 2 x the streamed weights (the matrices; the embedding when tied) x tokens/s, attention left out; ' +
         'weights GB/s: their f32 bytes x steps/s, the bytes every step reads once however many streams share it. ' +
         'One stream is bound by the second (memory), many streams by the first (arithmetic).',
