@@ -28,17 +28,18 @@ const vadd = (a: Operand, b: Operand) => simd('f32x4.add', a, b);
 const splat = (address: Operand) => simdLoad('v128.load32_splat', address);
 
 /**
- * Calls `tile(rows)` for the rows [0, m) of the output in tiles of `rows` rows, counting rows
+ * Calls `tile(rows)` for the rows [from, m) of the output in tiles of `rows` rows, counting rows
  * with `i`: full tiles, then one smaller tile for what is left (each size's code emitted once).
  */
 function forRowTiles(
   f: FunctionBuilder,
   i: Local,
+  from: Operand,
   m: Local,
   rows: number,
   tile: (rows: number) => void,
 ): void {
-  f.for(i, 0, sub(m, rows - 1), rows, () => tile(rows));
+  f.for(i, from, sub(m, rows - 1), rows, () => tile(rows));
   for (let r = rows - 1; r >= 1; r--) {
     f.if(op('i32.eq', sub(m, i), r), () => tile(r));
   }
@@ -146,47 +147,30 @@ export const GEMM_FEW_T = kernel({
       for (let t = 0; t < r; t++) f.store('f32.store', add(o, mul(t, ldoBytes)), scalars[t]);
     };
 
-    const columns = (cols: number) => {
+    /**
+     * W's rows [j, j + cols) against every row tile of A; with `touchFirst`, the first full row tile touches the rows
+     * TOUCH_AHEAD_ROWS further on (or, for the last blocks, its own rows: never past W).
+     */
+    const columns = (cols: number, touchFirst = false) => {
       f.set(wRow, add(w, mul(j, rowBytes)));
-      forRowTiles(f, i, m, rows, (r) => {
+      f.set(i, 0);
+      if (touchFirst) {
+        const next = add(j, cols + TOUCH_AHEAD_ROWS);
+        f.set(ahead, op('select', add(wRow, mul(TOUCH_AHEAD_ROWS, rowBytes)), wRow, op('i32.le_s', next, n)));
+        f.if(op('i32.le_s', rows, m), () => {
+          f.set(aRow, a);
+          tile(rows, cols, true);
+          f.set(i, rows);
+        });
+      }
+      forRowTiles(f, i, i, m, rows, (r) => {
         f.set(aRow, add(a, mul(i, rowBytes)));
         tile(r, cols);
       });
     };
 
-    /** A block of 4 rows of W: its first full row tile touches ahead, the other tiles as `columns`. */
-    const touchingBlock = () => {
-      f.set(wRow, add(w, mul(j, rowBytes)));
-      f.set(
-        ahead,
-        op(
-          'select',
-          add(wRow, mul(TOUCH_AHEAD_ROWS, rowBytes)),
-          wRow,
-          op('i32.le_s', add(j, 4 + TOUCH_AHEAD_ROWS), n),
-        ),
-      );
-      f.set(aRow, a);
-      f.set(i, 0);
-      f.if(
-        op('i32.le_s', rows, m),
-        () => {
-          tile(rows, 4, true);
-          f.set(aRow, add(a, mul(rows, rowBytes)));
-          f.for(i, rows, sub(m, rows - 1), rows, () => {
-            tile(rows, 4);
-            f.set(aRow, add(aRow, mul(rows, rowBytes)));
-          });
-          for (let r = rows - 1; r >= 1; r--) f.if(op('i32.eq', sub(m, i), r), () => tile(r, 4));
-        },
-        () => {
-          for (let r = rows - 1; r >= 1; r--) f.if(op('i32.eq', m, r), () => tile(r, 4));
-        },
-      );
-    };
-
     f.for(entry, 0, batch, 1, () => {
-      f.for(j, 0, nVec, 4, touchingBlock);
+      f.for(j, 0, nVec, 4, () => columns(4, true));
       f.for(j, nVec, n, 1, () => columns(1));
       f.set(a, add(a, aStep));
       f.set(w, add(w, wStep));
