@@ -55,12 +55,27 @@ describe.skipIf(!wasmForTests())(
         label: 'blocks of 3 rows, a window, key lengths and a cache longer than the prompt',
       },
       { q: [1, 6, 2, 4], k: [1, 6, 2, 4], spec: causal(0), most: 1 << 22, label: 'one round' },
+      {
+        q: [2, 100, 4, 8],
+        k: [2, 130, 2, 8],
+        spec: causal(30),
+        most: 1 << 22,
+        label: 'causal blocks of 32 query rows, each over the keys it sees, after 30 cached',
+      },
+      {
+        q: [3, 70, 2, 4],
+        k: [3, 70, 1, 4],
+        spec: causal(0, 0, [0, 70, 33]),
+        most: 2 * 32 * 70,
+        label: 'a batch row with no key (its rounds have no keys) and a padded one, one row per round',
+      },
     ];
     for (const c of cases) {
       it(`${c.label}: q [${c.q}], kv [${c.k}]`, () => {
         const [qn, kn] = [c.q, c.k].map((s) => s.reduce((a, b) => a * b, 1));
         const [q, k, v] = [filled(qn, 1), filled(kn, 2), filled(kn, 3)];
         const out = new CpuStorage('f32', qn);
+        out.f32.fill(Number.NaN);
         expect(attentionGemmInto(SETTINGS, q, c.q, k, v, c.k, c.spec, out, c.most)).toBe(true);
         const want = new Float32Array(qn);
         attentionKernel(q.f32, c.q, k.f32, v.f32, c.k, c.spec, want);

@@ -91,43 +91,6 @@ function heapAddresses(storages: readonly CpuStorage[]): number[] | undefined {
   return out;
 }
 
-/**
- * The score mask of `spec` on the host: the additive bias [B or 1, 1, T, s] over the window (-Infinity on
- * hidden keys; undefined when nothing is hidden), whether it has a row per batch row, and the query rows
- * (batch, t) that see no key.
- */
-interface HostMask {
-  readonly bias: Float32Array | undefined;
-  readonly perRow: boolean;
-  readonly empty: readonly (readonly [number, number])[];
-}
-
-/** The mask of `spec` over the window of `z` (see HostMask). */
-function hostMask(spec: AttentionSpec, z: Sizes): HostMask {
-  const perRow = spec.keyLengths.length > 0;
-  const rows = perRow ? z.b : 1;
-  const bias = new Float32Array(rows * z.t * z.s);
-  const empty: [number, number][] = [];
-  let hides = false;
-  for (let bi = 0; bi < z.b; bi++) {
-    for (let t = 0; t < z.t; t++) {
-      const { start, end } = visibleKeys(spec, bi, t, z.keys);
-      if (start >= end) {
-        empty.push([bi, t]);
-        continue;
-      }
-      const [from, to] = [start - z.first, end - z.first];
-      if (from === 0 && to === z.s) continue;
-      hides = true;
-      if (bi >= rows) continue;
-      const row = (bi * z.t + t) * z.s;
-      bias.fill(Number.NEGATIVE_INFINITY, row, row + from);
-      bias.fill(Number.NEGATIVE_INFINITY, row + to, row + z.s);
-    }
-  }
-  return { bias: hides ? bias : undefined, perRow, empty };
-}
-
 /** Scratch storages made for one call, freed together. */
 class Scratch {
   readonly #storages: CpuStorage[] = [];
@@ -139,34 +102,33 @@ class Scratch {
     return s.address === undefined ? undefined : s;
   }
 
+  /** Frees one storage taken here now (a round's), so that rounds do not add up. */
+  drop(storage: CpuStorage): void {
+    this.#storages.splice(this.#storages.indexOf(storage), 1);
+    storage.free();
+  }
+
   free(): void {
     for (const s of this.#storages) s.free();
   }
 }
 
-/** Byte addresses of the operands by kv head, made once per call: q [B, Hkv, g, T, hd], k [B, Hkv, s, hd]. */
-interface Grouped {
-  readonly queries: number;
-  readonly scaledKeys: number;
-}
-
-/** Permutes q and the window of k (scaled) into scratch by kv head; undefined when scratch is off the heap. */
-function groupOperands(
+/**
+ * The window of k, scaled, by kv head in scratch: [B, Hkv, s, hd] (its byte address), the products' right operand
+ * of the scores; undefined when scratch is off the heap.
+ */
+function scaledKeys(
   settings: CpuKernelSettings,
   z: Sizes,
-  q: CpuStorage,
   k: CpuStorage,
   scale: number,
   scratch: Scratch,
-): Grouped | undefined {
-  const queries = scratch.take(z.b * z.t * z.h * z.hd);
+): number | undefined {
   const keys = scratch.take(z.b * z.s * z.hkv * z.hd);
   const factor = scratch.take(1);
   const kAddress = k.address;
   const keyAddress = keys?.address;
-  if (!queries || !keys || !factor || kAddress === undefined || keyAddress === undefined) return undefined;
-  // [B, Hkv, g, T, hd]
-  permuteKernel(settings, q, [z.b, z.t, z.hkv, z.group, z.hd], [0, 2, 3, 1, 4], queries);
+  if (!keys || !factor || kAddress === undefined || keyAddress === undefined) return undefined;
   const window = z.s * z.hkv * z.hd;
   for (let batch = 0; batch < z.b; batch++) {
     const from = (batch * z.keys + z.first) * z.hkv * z.hd;
@@ -180,31 +142,94 @@ function groupOperands(
   factor.f32[0] = scale;
   const shape = [z.b, z.hkv, z.s, z.hd];
   binaryKernel(settings, 'mul', 'f32', keys, shape, factor, [], keys, shape);
-  return { queries: queries.address ?? 0, scaledKeys: keyAddress };
+  return keyAddress;
 }
 
-/** Query rows [t0, t1) of batch rows [b0, b1): several whole batch rows, or a block of rows of one. */
+/**
+ * Query rows of a block when the mask narrows the keys (causal, prefix or a window): each block's products cover
+ * only the keys its rows see, so a causal prefill computes about (1 + 32 / T) / 2 of the full scores.
+ */
+const QUERY_BLOCK = 32;
+
+/**
+ * Query rows [t0, t1) of batch rows [b0, b1), over the keys [k0, k1) some of them see (k0 >= k1 when none does):
+ * several whole batch rows, or blocks of their query rows.
+ */
 interface Round {
   readonly b0: number;
   readonly b1: number;
   readonly t0: number;
   readonly t1: number;
+  readonly k0: number;
+  readonly k1: number;
 }
 
-/** Rounds of at most `most` scores: consecutive whole batch rows, or blocks of one row's queries. */
-function roundsOf(z: Sizes, most: number): Round[] {
-  const perRow = z.h * z.t * z.s;
-  const out: Round[] = [];
-  if (perRow <= most) {
-    const rows = Math.floor(most / perRow);
-    for (let b0 = 0; b0 < z.b; b0 += rows) out.push({ b0, b1: Math.min(z.b, b0 + rows), t0: 0, t1: z.t });
-    return out;
+/** The round of rows [b0, b1) x [t0, t1) with the keys its queries see. */
+function roundOver(spec: AttentionSpec, z: Sizes, b0: number, b1: number, t0: number, t1: number): Round {
+  let [k0, k1] = [z.keys, 0];
+  for (let batch = b0; batch < b1; batch++) {
+    for (let t = t0; t < t1; t++) {
+      const { start, end } = visibleKeys(spec, batch, t, z.keys);
+      if (start >= end) continue;
+      k0 = Math.min(k0, start);
+      k1 = Math.max(k1, end);
+    }
   }
-  const block = Math.max(1, Math.floor(most / (z.h * z.s)));
-  for (let b0 = 0; b0 < z.b; b0++) {
-    for (let t0 = 0; t0 < z.t; t0 += block) out.push({ b0, b1: b0 + 1, t0, t1: Math.min(z.t, t0 + block) });
+  return { b0, b1, t0, t1, k0, k1 };
+}
+
+/**
+ * Rounds of at most `most` scores: blocks of QUERY_BLOCK query rows where the mask narrows the keys (else all of a
+ * row's queries, or as many as fit), and as many batch rows per block as fit.
+ */
+function roundsOf(spec: AttentionSpec, z: Sizes, most: number): Round[] {
+  const narrows = spec.mask.kind !== 'none' || spec.window > 0;
+  const block = Math.max(1, Math.min(z.t, narrows ? QUERY_BLOCK : z.t, Math.floor(most / (z.h * z.s))));
+  const rows = Math.max(1, Math.floor(most / (z.h * block * z.s)));
+  const out: Round[] = [];
+  for (let b0 = 0; b0 < z.b; b0 += rows) {
+    const b1 = Math.min(z.b, b0 + rows);
+    for (let t0 = 0; t0 < z.t; t0 += block)
+      out.push(roundOver(spec, z, b0, b1, t0, Math.min(z.t, t0 + block)));
   }
   return out;
+}
+
+/**
+ * The score mask of a round on the host: the additive bias [B or 1, 1, t1 - t0, k1 - k0] (-Infinity on hidden
+ * keys; undefined when its queries see every key of the round), whether it has a row per batch row, and the
+ * query rows (batch, t) that see no key.
+ */
+interface RoundMask {
+  readonly bias: Float32Array | undefined;
+  readonly perRow: boolean;
+  readonly empty: readonly (readonly [number, number])[];
+}
+
+/** The mask of `spec` over a round's rows and keys (see RoundMask). */
+function roundMask(spec: AttentionSpec, z: Sizes, round: Round): RoundMask {
+  const perRow = spec.keyLengths.length > 0;
+  const [rows, queryRows, width] = [round.b1 - round.b0, round.t1 - round.t0, round.k1 - round.k0];
+  const bias = new Float32Array((perRow ? rows : 1) * queryRows * width);
+  const empty: [number, number][] = [];
+  let hides = false;
+  for (let batch = round.b0; batch < round.b1; batch++) {
+    for (let t = round.t0; t < round.t1; t++) {
+      const { start, end } = visibleKeys(spec, batch, t, z.keys);
+      if (start >= end) {
+        empty.push([batch, t]);
+        continue;
+      }
+      const [from, to] = [start - round.k0, end - round.k0];
+      if (from === 0 && to === width) continue;
+      hides = true;
+      if (!perRow && batch > round.b0) continue;
+      const row = ((batch - round.b0) * queryRows + t - round.t0) * width;
+      bias.fill(Number.NEGATIVE_INFINITY, row, row + from);
+      bias.fill(Number.NEGATIVE_INFINITY, row + to, row + width);
+    }
+  }
+  return { bias: hides ? bias : undefined, perRow, empty };
 }
 
 /** Every (batch row, kv head) of a round, with its index among the round's pieces. */
@@ -219,61 +244,59 @@ function piecesOf(z: Sizes, round: Round): { batch: number; kvHead: number; inde
 }
 
 /**
- * The products scores = q (scale k)^T of a round's pieces into `scores` ([rows, Hkv, g, t1 - t0, s], one block
- * per piece); then the mask, the row softmax into `probs`, and zeros on the rows that see no key. False when a
- * scratch storage does not fit the heap.
+ * The products scores = q (scale k)^T of a round's pieces into `scores` ([rows, Hkv, g, t1 - t0, k1 - k0], one
+ * block per piece); then the mask, the row softmax into `probs`, and zeros on the rows that see no key. False
+ * when a scratch storage does not fit the heap.
  */
 function attentionWeights(
   settings: CpuKernelSettings,
   runtime: WasmRuntime,
   z: Sizes,
-  mask: HostMask,
-  grouped: Grouped,
+  spec: AttentionSpec,
+  operands: { readonly q: number; readonly scaledKeys: number },
   round: Round,
   scratch: Scratch,
   scores: CpuStorage,
   probs: CpuStorage,
 ): boolean {
-  const queryRows = round.t1 - round.t0;
+  const [queryRows, width] = [round.t1 - round.t0, round.k1 - round.k0];
   const scoreAddress = scores.address ?? 0;
   const products = piecesOf(z, round).map(({ batch, kvHead, index }) => ({
     // One product per query head of the kv head (batch g).
     batch: z.group,
-    aStep: 4 * z.t * z.hd,
+    aStep: 4 * z.hd,
     bStep: 0,
-    cStep: 4 * queryRows * z.s,
+    cStep: 4 * queryRows * width,
     m: queryRows,
-    n: z.s,
+    n: width,
     k: z.hd,
-    a: grouped.queries + 4 * ((batch * z.hkv + kvHead) * z.group * z.t + round.t0) * z.hd,
-    rsA: z.hd,
+    a: operands.q + 4 * ((batch * z.t + round.t0) * z.h + kvHead * z.group) * z.hd,
+    rsA: z.h * z.hd,
     csA: 1,
-    b: grouped.scaledKeys + 4 * (batch * z.hkv + kvHead) * z.s * z.hd,
+    b: operands.scaledKeys + 4 * ((batch * z.hkv + kvHead) * z.s + round.k0 - z.first) * z.hd,
     rsB: 1,
     csB: z.hd,
-    c: scoreAddress + 4 * index * z.group * queryRows * z.s,
-    ldc: z.s,
+    c: scoreAddress + 4 * index * z.group * queryRows * width,
+    ldc: width,
   }));
   runGemms(runtime, settings.threads, products);
   const rows = round.b1 - round.b0;
+  const mask = roundMask(spec, z, round);
   if (mask.bias !== undefined) {
-    // Whole batch rows, or one row's block: either way the round's bias rows are consecutive.
     const biasRows = mask.perRow ? rows : 1;
-    const length = biasRows * queryRows * z.s;
-    const bias = scratch.take(length);
+    const bias = scratch.take(mask.bias.length);
     if (!bias) return false;
-    const from = ((mask.perRow ? round.b0 : 0) * z.t + round.t0) * z.s;
-    bias.f32.set(mask.bias.subarray(from, from + length));
-    const shape = [rows, z.h, queryRows, z.s];
-    binaryKernel(settings, 'add', 'f32', scores, shape, bias, [biasRows, 1, queryRows, z.s], scores, shape);
+    bias.f32.set(mask.bias);
+    const shape = [rows, z.h, queryRows, width];
+    binaryKernel(settings, 'add', 'f32', scores, shape, bias, [biasRows, 1, queryRows, width], scores, shape);
+    scratch.drop(bias);
   }
-  runRowKernel(settings, SOFTMAX_KERNEL, [scores], [], probs, rows * z.h * queryRows, z.s);
+  runRowKernel(settings, SOFTMAX_KERNEL, [scores], [], probs, rows * z.h * queryRows, width);
   const pv = probs.f32;
   for (const [batch, t] of mask.empty) {
-    if (batch < round.b0 || batch >= round.b1 || t < round.t0 || t >= round.t1) continue;
     for (let head = 0; head < z.h; head++) {
-      const row = (((batch - round.b0) * z.h + head) * queryRows + t - round.t0) * z.s;
-      pv.fill(0, row, row + z.s);
+      const row = (((batch - round.b0) * z.h + head) * queryRows + t - round.t0) * width;
+      pv.fill(0, row, row + width);
     }
   }
   return true;
@@ -306,7 +329,8 @@ function fits(z: Sizes, most: number): boolean {
  * Attention of q [B, T, H, hd] over k and v [B, S, Hkv, hd] by the WebAssembly `gemm`, `softmax_f32` and
  * element-wise kernels, per (batch row, kv head) for all the query heads that share it, over the window of
  * keys some query sees: scores = q (scale k)^T, the mask added, their softmax, then out = P v in place.
- * Long sequences go in blocks of query rows. Returns false when the kernels are off, an operand or a scratch
+ * Under a causal or windowed mask the query rows go in blocks of QUERY_BLOCK, each over the keys it sees (a
+ * prefill of 128 tokens computes 5/8 of the full scores); long sequences go in blocks too. Returns false when the kernels are off, an operand or a scratch
  * array lives outside the heap, or one query's scores exceed a round; the caller then computes every output
  * element itself. `maxRoundScores` bounds the scores held at once (smaller values test the blocking).
  */
@@ -325,19 +349,39 @@ export function attentionGemmInto(
   const runtime = kernelRuntime(settings);
   const operands = heapAddresses([q, k, v, out]);
   if (!runtime || !operands || !fits(z, maxRoundScores)) return false;
-  const [, , vAddress, outAddress] = operands;
+  const [qAddress, , vAddress, outAddress] = operands;
   const scratch = new Scratch();
   try {
-    const grouped = groupOperands(settings, z, q, k, spec.scale, scratch);
-    if (!grouped) return false;
-    const mask = hostMask(spec, z);
+    const keys = scaledKeys(settings, z, k, spec.scale, scratch);
+    if (keys === undefined) return false;
     const kvRow = z.hkv * z.hd;
-    for (const round of roundsOf(z, maxRoundScores)) {
-      const queryRows = round.t1 - round.t0;
-      const size = (round.b1 - round.b0) * z.h * queryRows * z.s;
+    for (const round of roundsOf(spec, z, maxRoundScores)) {
+      const [queryRows, width] = [round.t1 - round.t0, round.k1 - round.k0];
+      if (width <= 0) {
+        // No query of the round sees a key: their outputs are 0.
+        for (let batch = round.b0; batch < round.b1; batch++) {
+          const from = (batch * z.t + round.t0) * z.h * z.hd;
+          out.f32.fill(0, from, from + queryRows * z.h * z.hd);
+        }
+        continue;
+      }
+      const size = (round.b1 - round.b0) * z.h * queryRows * width;
       const [scores, probs] = [scratch.take(size), scratch.take(size)];
       if (!scores || !probs) return false;
-      if (!attentionWeights(settings, runtime, z, mask, grouped, round, scratch, scores, probs)) return false;
+      if (
+        !attentionWeights(
+          settings,
+          runtime,
+          z,
+          spec,
+          { q: qAddress, scaledKeys: keys },
+          round,
+          scratch,
+          scores,
+          probs,
+        )
+      )
+        return false;
       const probAddress = probs.address ?? 0;
       runGemms(
         runtime,
@@ -345,22 +389,24 @@ export function attentionGemmInto(
         piecesOf(z, round).map(({ batch, kvHead, index }) => ({
           // out rows of query head kvHead·g + i = P v, one product per query head (batch g).
           batch: z.group,
-          aStep: 4 * queryRows * z.s,
+          aStep: 4 * queryRows * width,
           bStep: 0,
           cStep: 4 * z.hd,
           m: queryRows,
           n: z.hd,
-          k: z.s,
-          a: probAddress + 4 * index * z.group * queryRows * z.s,
-          rsA: z.s,
+          k: width,
+          a: probAddress + 4 * index * z.group * queryRows * width,
+          rsA: width,
           csA: 1,
-          b: vAddress + 4 * ((batch * z.keys + z.first) * kvRow + kvHead * z.hd),
+          b: vAddress + 4 * ((batch * z.keys + round.k0) * kvRow + kvHead * z.hd),
           rsB: kvRow,
           csB: 1,
           c: outAddress + 4 * ((batch * z.t + round.t0) * z.h + kvHead * z.group) * z.hd,
           ldc: z.h * z.hd,
         })),
       );
+      scratch.drop(scores);
+      scratch.drop(probs);
     }
     return true;
   } finally {
