@@ -1,6 +1,7 @@
 import { type AttentionSpec, type Shape, visibleKeys } from '@loom/tensor';
 import { binaryKernel } from '../binary';
 import { permuteKernel } from '../movement';
+import type { FloatArray } from '../precision';
 import { CpuStorage } from '../storage';
 import { forkJoin } from '../threads/fork-join';
 import { runRowKernel } from '../vectorised';
@@ -196,23 +197,13 @@ function roundsOf(spec: AttentionSpec, z: Sizes, most: number): Round[] {
 }
 
 /**
- * The score mask of a round on the host: the additive bias [B or 1, 1, t1 - t0, k1 - k0] (-Infinity on hidden
- * keys; undefined when its queries see every key of the round), whether it has a row per batch row, and the
- * query rows (batch, t) that see no key.
+ * Hides the keys each query of a round does not see: -Infinity on those scores ([rows, H, t1 - t0, k1 - k0]),
+ * written in place (under a causal mask only the last block of keys has any). Returns the query rows
+ * (batch, t) that see no key, whose scores stay finite and whose weights the caller zeros.
  */
-interface RoundMask {
-  readonly bias: Float32Array | undefined;
-  readonly perRow: boolean;
-  readonly empty: readonly (readonly [number, number])[];
-}
-
-/** The mask of `spec` over a round's rows and keys (see RoundMask). */
-function roundMask(spec: AttentionSpec, z: Sizes, round: Round): RoundMask {
-  const perRow = spec.keyLengths.length > 0;
-  const [rows, queryRows, width] = [round.b1 - round.b0, round.t1 - round.t0, round.k1 - round.k0];
-  const bias = new Float32Array((perRow ? rows : 1) * queryRows * width);
+function maskScores(spec: AttentionSpec, z: Sizes, round: Round, scores: FloatArray): [number, number][] {
+  const [queryRows, width] = [round.t1 - round.t0, round.k1 - round.k0];
   const empty: [number, number][] = [];
-  let hides = false;
   for (let batch = round.b0; batch < round.b1; batch++) {
     for (let t = round.t0; t < round.t1; t++) {
       const { start, end } = visibleKeys(spec, batch, t, z.keys);
@@ -222,14 +213,14 @@ function roundMask(spec: AttentionSpec, z: Sizes, round: Round): RoundMask {
       }
       const [from, to] = [start - round.k0, end - round.k0];
       if (from === 0 && to === width) continue;
-      hides = true;
-      if (!perRow && batch > round.b0) continue;
-      const row = ((batch - round.b0) * queryRows + t - round.t0) * width;
-      bias.fill(Number.NEGATIVE_INFINITY, row, row + from);
-      bias.fill(Number.NEGATIVE_INFINITY, row + to, row + width);
+      for (let head = 0; head < z.h; head++) {
+        const row = (((batch - round.b0) * z.h + head) * queryRows + t - round.t0) * width;
+        scores.fill(Number.NEGATIVE_INFINITY, row, row + from);
+        scores.fill(Number.NEGATIVE_INFINITY, row + to, row + width);
+      }
     }
   }
-  return { bias: hides ? bias : undefined, perRow, empty };
+  return empty;
 }
 
 /** Every (batch row, kv head) of a round, with its index among the round's pieces. */
@@ -245,8 +236,7 @@ function piecesOf(z: Sizes, round: Round): { batch: number; kvHead: number; inde
 
 /**
  * The products scores = q (scale k)^T of a round's pieces into `scores` ([rows, Hkv, g, t1 - t0, k1 - k0], one
- * block per piece); then the mask, the row softmax into `probs`, and zeros on the rows that see no key. False
- * when a scratch storage does not fit the heap.
+ * block per piece); then the mask, the row softmax into `probs`, and zeros on the rows that see no key.
  */
 function attentionWeights(
   settings: CpuKernelSettings,
@@ -255,10 +245,9 @@ function attentionWeights(
   spec: AttentionSpec,
   operands: { readonly q: number; readonly scaledKeys: number },
   round: Round,
-  scratch: Scratch,
   scores: CpuStorage,
   probs: CpuStorage,
-): boolean {
+): void {
   const [queryRows, width] = [round.t1 - round.t0, round.k1 - round.k0];
   const scoreAddress = scores.address ?? 0;
   const products = piecesOf(z, round).map(({ batch, kvHead, index }) => ({
@@ -281,25 +270,15 @@ function attentionWeights(
   }));
   runGemms(runtime, settings.threads, products);
   const rows = round.b1 - round.b0;
-  const mask = roundMask(spec, z, round);
-  if (mask.bias !== undefined) {
-    const biasRows = mask.perRow ? rows : 1;
-    const bias = scratch.take(mask.bias.length);
-    if (!bias) return false;
-    bias.f32.set(mask.bias);
-    const shape = [rows, z.h, queryRows, width];
-    binaryKernel(settings, 'add', 'f32', scores, shape, bias, [biasRows, 1, queryRows, width], scores, shape);
-    scratch.drop(bias);
-  }
+  const empty = maskScores(spec, z, round, scores.f32);
   runRowKernel(settings, SOFTMAX_KERNEL, [scores], [], probs, rows * z.h * queryRows, width);
   const pv = probs.f32;
-  for (const [batch, t] of mask.empty) {
+  for (const [batch, t] of empty) {
     for (let head = 0; head < z.h; head++) {
       const row = (((batch - round.b0) * z.h + head) * queryRows + t - round.t0) * width;
       pv.fill(0, row, row + width);
     }
   }
-  return true;
 }
 
 /** The sizes, with the window of keys [first, first + s) some query of `spec` sees (else all keys). */
@@ -368,20 +347,7 @@ export function attentionGemmInto(
       const size = (round.b1 - round.b0) * z.h * queryRows * width;
       const [scores, probs] = [scratch.take(size), scratch.take(size)];
       if (!scores || !probs) return false;
-      if (
-        !attentionWeights(
-          settings,
-          runtime,
-          z,
-          spec,
-          { q: qAddress, scaledKeys: keys },
-          round,
-          scratch,
-          scores,
-          probs,
-        )
-      )
-        return false;
+      attentionWeights(settings, runtime, z, spec, { q: qAddress, scaledKeys: keys }, round, scores, probs);
       const probAddress = probs.address ?? 0;
       runGemms(
         runtime,
