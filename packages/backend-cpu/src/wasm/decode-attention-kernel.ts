@@ -53,7 +53,9 @@ function overRow(
  * `attend_one_f32`: attention of one query per head over `count` consecutive keys, for query heads
  * [h0, h1) of one batch row: q and out [H, hd], k and v rows `kvRowBytes` apart (the first visible
  * key at k and v, kv head g at byte g · hd · 4 of a row), head h reading kv head h / group.
- * Per head: scores[j] = scale · q · k_j into `scores` ([H, count]), four keys at a time (their sums
+ * First one load per cache line of those heads' key and value rows, in address order, so the cache streams
+ * them in (stories110M shape, 228 keys on average: 2.53-2.65 -> 2.11-2.12 ms of attention a token on one
+ * thread, 1.84-2.04 -> 1.48-1.51 on two, Node 20). Then per head: scores[j] = scale · q · k_j into `scores` ([H, count]), four keys at a time (their sums
  * transposed into one vector), their softmax by the vector exp
  * (shifted by the maximum, so -Infinity scores weigh 0), then out = Σ_j p_j v_j, accumulated over
  * the keys in registers, 16 elements of the head at a time. hd must be a multiple of 4, count ≥ 1.
@@ -81,6 +83,20 @@ export const ATTEND_ONE = kernel({
     const clear = (vectors: number) => {
       for (let u = 0; u < vectors; u++) f.set(acc[u], v128Zero);
     };
+    // Every key and value row of these heads' kv heads, one load a cache line, in address order: the passes
+    // below read them a head (and a 64-byte piece) at a time, rows kvRowBytes apart, which streams badly.
+    const [lo, hi, touch] = f.locals(I, 3);
+    const touched = f.local(V);
+    f.set(lo, op('i32.mul', op('i32.div_u', h0, group), rowBytes));
+    f.set(hi, op('i32.mul', add(op('i32.div_u', op('i32.sub', h1, 1), group), 1), rowBytes));
+    f.set(row, 0);
+    f.for(j, 0, count, 1, () => {
+      f.for(touch, lo, hi, 64, () => {
+        f.set(touched, simd('v128.or', touched, simdLoad('v128.load', add(add(k, row), touch))));
+        f.set(touched, simd('v128.or', touched, simdLoad('v128.load', add(add(v, row), touch))));
+      });
+      f.set(row, add(row, kvRowBytes));
+    });
     f.for(h, h0, h1, 1, () => {
       f.set(qh, add(q, op('i32.mul', h, rowBytes)));
       f.set(oh, add(out, op('i32.mul', h, rowBytes)));
