@@ -1,6 +1,5 @@
 import { type AttentionSpec, type Shape, visibleKeys } from '@loom/tensor';
 import { binaryKernel } from '../binary';
-import { permuteKernel } from '../movement';
 import type { FloatArray } from '../precision';
 import { CpuStorage } from '../storage';
 import { forkJoin } from '../threads/fork-join';
@@ -115,38 +114,6 @@ class Scratch {
 }
 
 /**
- * The window of k, scaled, by kv head in scratch: [B, Hkv, s, hd] (its byte address), the products' right operand
- * of the scores; undefined when scratch is off the heap.
- */
-function scaledKeys(
-  settings: CpuKernelSettings,
-  z: Sizes,
-  k: CpuStorage,
-  scale: number,
-  scratch: Scratch,
-): number | undefined {
-  const keys = scratch.take(z.b * z.s * z.hkv * z.hd);
-  const factor = scratch.take(1);
-  const kAddress = k.address;
-  const keyAddress = keys?.address;
-  if (!keys || !factor || kAddress === undefined || keyAddress === undefined) return undefined;
-  const window = z.s * z.hkv * z.hd;
-  for (let batch = 0; batch < z.b; batch++) {
-    const from = (batch * z.keys + z.first) * z.hkv * z.hd;
-    const src = { values: k.values.subarray(from, from + window), address: kAddress + 4 * from };
-    const dst = {
-      values: keys.values.subarray(batch * window, (batch + 1) * window),
-      address: keyAddress + 4 * batch * window,
-    };
-    permuteKernel(settings, src, [z.s, z.hkv, z.hd], [1, 0, 2], dst); // [Hkv, s, hd]
-  }
-  factor.f32[0] = scale;
-  const shape = [z.b, z.hkv, z.s, z.hd];
-  binaryKernel(settings, 'mul', 'f32', keys, shape, factor, [], keys, shape);
-  return keyAddress;
-}
-
-/**
  * Query rows of a block when the mask narrows the keys (causal, prefix or a window): each block's products cover
  * only the keys its rows see, so a causal prefill computes about (1 + 32 / T) / 2 of the full scores.
  */
@@ -235,15 +202,16 @@ function piecesOf(z: Sizes, round: Round): { batch: number; kvHead: number; inde
 }
 
 /**
- * The products scores = q (scale k)^T of a round's pieces into `scores` ([rows, Hkv, g, t1 - t0, k1 - k0], one
- * block per piece); then the mask, the row softmax into `probs`, and zeros on the rows that see no key.
+ * The products scores = q k^T of a round's pieces into `scores` ([rows, Hkv, g, t1 - t0, k1 - k0], one
+ * block per piece; q and k read in place, their rows H·hd and Hkv·hd apart), scaled by `operands.scale` (one
+ * f32); then the mask, the row softmax into `probs`, and zeros on the rows that see no key.
  */
 function attentionWeights(
   settings: CpuKernelSettings,
   runtime: WasmRuntime,
   z: Sizes,
   spec: AttentionSpec,
-  operands: { readonly q: number; readonly scaledKeys: number },
+  operands: { readonly q: number; readonly k: number; readonly scale: CpuStorage },
   round: Round,
   scores: CpuStorage,
   probs: CpuStorage,
@@ -262,14 +230,16 @@ function attentionWeights(
     a: operands.q + 4 * ((batch * z.t + round.t0) * z.h + kvHead * z.group) * z.hd,
     rsA: z.h * z.hd,
     csA: 1,
-    b: operands.scaledKeys + 4 * ((batch * z.hkv + kvHead) * z.s + round.k0 - z.first) * z.hd,
+    b: operands.k + 4 * ((batch * z.keys + round.k0) * z.hkv + kvHead) * z.hd,
     rsB: 1,
-    csB: z.hd,
+    csB: z.hkv * z.hd,
     c: scoreAddress + 4 * index * z.group * queryRows * width,
     ldc: width,
   }));
   runGemms(runtime, settings.threads, products);
   const rows = round.b1 - round.b0;
+  const size = rows * z.h * queryRows * width;
+  binaryKernel(settings, 'mul', 'f32', scores, [size], operands.scale, [], scores, [size]);
   const empty = maskScores(spec, z, round, scores.f32);
   runRowKernel(settings, SOFTMAX_KERNEL, [scores], [], probs, rows * z.h * queryRows, width);
   const pv = probs.f32;
@@ -307,9 +277,10 @@ function fits(z: Sizes, most: number): boolean {
 /**
  * Attention of q [B, T, H, hd] over k and v [B, S, Hkv, hd] by the WebAssembly `gemm`, `softmax_f32` and
  * element-wise kernels, per (batch row, kv head) for all the query heads that share it, over the window of
- * keys some query sees: scores = q (scale k)^T, the mask added, their softmax, then out = P v in place.
- * Under a causal or windowed mask the query rows go in blocks of QUERY_BLOCK, each over the keys it sees (a
- * prefill of 128 tokens computes 5/8 of the full scores); long sequences go in blocks too. Returns false when the kernels are off, an operand or a scratch
+ * keys some query sees: scores = scale q k^T, the hidden keys at -Infinity, their softmax, then out = P v in
+ * place; q, k and v are read where they lie (no permuted copies). Under a causal or windowed mask the query rows
+ * go in blocks of QUERY_BLOCK, each over the keys it sees (a prefill of 128 tokens computes 5/8 of the full
+ * scores); long sequences go in blocks too. Returns false when the kernels are off, an operand or a scratch
  * array lives outside the heap, or one query's scores exceed a round; the caller then computes every output
  * element itself. `maxRoundScores` bounds the scores held at once (smaller values test the blocking).
  */
@@ -328,11 +299,12 @@ export function attentionGemmInto(
   const runtime = kernelRuntime(settings);
   const operands = heapAddresses([q, k, v, out]);
   if (!runtime || !operands || !fits(z, maxRoundScores)) return false;
-  const [qAddress, , vAddress, outAddress] = operands;
+  const [qAddress, kAddress, vAddress, outAddress] = operands;
   const scratch = new Scratch();
   try {
-    const keys = scaledKeys(settings, z, k, spec.scale, scratch);
-    if (keys === undefined) return false;
+    const factor = scratch.take(1);
+    if (!factor) return false;
+    factor.f32[0] = spec.scale;
     const kvRow = z.hkv * z.hd;
     for (const round of roundsOf(spec, z, maxRoundScores)) {
       const [queryRows, width] = [round.t1 - round.t0, round.k1 - round.k0];
@@ -347,7 +319,16 @@ export function attentionGemmInto(
       const size = (round.b1 - round.b0) * z.h * queryRows * width;
       const [scores, probs] = [scratch.take(size), scratch.take(size)];
       if (!scores || !probs) return false;
-      attentionWeights(settings, runtime, z, spec, { q: qAddress, scaledKeys: keys }, round, scores, probs);
+      attentionWeights(
+        settings,
+        runtime,
+        z,
+        spec,
+        { q: qAddress, k: kAddress, scale: factor },
+        round,
+        scores,
+        probs,
+      );
       const probAddress = probs.address ?? 0;
       runGemms(
         runtime,
