@@ -75,15 +75,15 @@ const mutations = [
   {
     name: 'prefill attention (GEMM path) reads values from the first key, not the first visible one',
     file: 'packages/backend-cpu/src/fused/attention-gemm.ts',
-    from: 'b: vAddress + 4 * ((batch * z.keys + z.first) * kvRow + kvHead * z.hd),',
+    from: 'b: vAddress + 4 * ((batch * z.keys + round.k0) * kvRow + kvHead * z.hd),',
     to: 'b: vAddress + 4 * (batch * z.keys * kvRow + kvHead * z.hd),',
     groups: ['attention'],
   },
   {
     name: 'prefill attention (GEMM path) leaves the keys after the visible ones unmasked',
     file: 'packages/backend-cpu/src/fused/attention-gemm.ts',
-    from: 'bias.fill(Number.NEGATIVE_INFINITY, row + to, row + z.s);',
-    to: 'bias.fill(Number.NEGATIVE_INFINITY, row + to + 1, row + z.s);',
+    from: 'scores.fill(Number.NEGATIVE_INFINITY, row + to, row + width);',
+    to: 'scores.fill(Number.NEGATIVE_INFINITY, row + to + 1, row + width);',
     groups: ['attention'],
   },
   {
