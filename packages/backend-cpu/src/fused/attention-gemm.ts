@@ -66,7 +66,7 @@ function runGemms(runtime: WasmRuntime, threads: number, gemms: readonly Gemm[])
 
 /**
  * The attention sizes: q [B, T, H, hd], k and v [B, keys, Hkv, hd], g = H / Hkv query heads per kv head;
- * the products cover the window of keys [first, first + s) that some query sees (a cache holds more).
+ * s is the width of the window of keys that some query sees (a cache holds more), the most any round covers.
  */
 interface Sizes {
   readonly b: number;
@@ -74,7 +74,6 @@ interface Sizes {
   readonly h: number;
   readonly hd: number;
   readonly keys: number;
-  readonly first: number;
   readonly s: number;
   readonly hkv: number;
   readonly group: number;
@@ -251,7 +250,7 @@ function attentionWeights(
   }
 }
 
-/** The sizes, with the window of keys [first, first + s) some query of `spec` sees (else all keys). */
+/** The sizes, with the width s of the window of keys some query of `spec` sees (all keys when none sees one). */
 function sizesOf(qShape: Shape, kShape: Shape, spec: AttentionSpec): Sizes {
   const [b, t, h, hd] = qShape;
   const [, keys, hkv] = kShape;
@@ -266,7 +265,7 @@ function sizesOf(qShape: Shape, kShape: Shape, spec: AttentionSpec): Sizes {
     }
   }
   if (first >= last) [first, last] = [0, keys];
-  return { b, t, h, hd, keys, first, s: last - first, hkv, group: h / hkv };
+  return { b, t, h, hd, keys, s: last - first, hkv, group: h / hkv };
 }
 
 /** Whether the WebAssembly path takes these sizes: work to do, and one query's scores (all heads) within `most`. */

@@ -55,8 +55,8 @@ function overRow(
  * key at k and v, kv head g at byte g · hd · 4 of a row), head h reading kv head h / group.
  * First one load per cache line of those heads' key and value rows, in address order, so the cache streams
  * them in (stories110M shape, 228 keys on average: 2.53-2.65 -> 2.11-2.12 ms of attention a token on one
- * thread, 1.84-2.04 -> 1.48-1.51 on two, Node 20). Then per head: scores[j] = scale · q · k_j into `scores` ([H, count]), four keys at a time (their sums
- * transposed into one vector), their softmax by the vector exp
+ * thread, 1.84-2.04 -> 1.48-1.51 on two, Node 20). Then per head: scores[j] = scale · q · k_j into `scores`
+ * ([H, count]), four keys at a time (their sums transposed into one vector), their softmax by the vector exp
  * (shifted by the maximum, so -Infinity scores weigh 0), then out = Σ_j p_j v_j, accumulated over
  * the keys in registers, 16 elements of the head at a time. hd must be a multiple of 4, count ≥ 1.
  * Parameters: byte addresses, then sizes in elements (kvRowBytes in bytes), then the f32 scale.
