@@ -113,6 +113,39 @@ describe('the WAT dump of the kernel module', () => {
     ]);
   });
 
+  it('sets each distinct constant once, at the function entry, before the body that uses it', () => {
+    const mod = new ModuleBuilder(MEMORY);
+    const locals: number[] = [];
+    mod.func('constants', [ValType.i32], (f) => {
+      const [x] = f.params;
+      const v = f.local(ValType.v128);
+      f.loop((again) => {
+        const two = f.constant(2);
+        f.set(v, simd('f32x4.mul', simd('f32x4.add', v, two), f.constant(2)));
+        f.set(v, simd('f32x4.add', v, f.constant(-0)));
+        f.set(v, simd('f32x4.add', v, f.constant(0)));
+        locals.push(two.index, f.constant(2).index, f.constant(-0).index, f.constant(0).index);
+        f.brIf(again, x);
+      });
+    });
+    // 2 is one local (2, both times); -0 and 0 differ in their bits, so they are two.
+    expect(locals).toEqual([2, 2, 3, 4]);
+    const bytes = mod.encode();
+    expect(WebAssembly.validate(bytes)).toBe(true);
+    const lines = body(moduleText(bytes), 'constants');
+    const two = '0x40000000';
+    expect(lines.slice(0, 6)).toEqual([
+      `v128.const i32x4 ${two} ${two} ${two} ${two}`,
+      'local.set 2',
+      'v128.const i32x4 0x80000000 0x80000000 0x80000000 0x80000000',
+      'local.set 3',
+      'v128.const i32x4 0x00000000 0x00000000 0x00000000 0x00000000',
+      'local.set 4',
+    ]);
+    expect(lines[6]).toBe('loop');
+    expect(lines.filter((l) => l.startsWith('v128.const'))).toHaveLength(3);
+  });
+
   it('rejects bytes that are not a module, and opcodes it does not know, naming the byte', () => {
     expect(() => moduleText(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]))).toThrow(/not a WebAssembly module/);
     const mod = new ModuleBuilder(MEMORY);

@@ -1,5 +1,5 @@
 import { GELU_C, GELU_CUBIC } from '../gelu-formula';
-import { f32x4, type Local, type Operand, op, simd, simdLoad } from './expr';
+import { type Local, type Operand, op, simd, simdLoad } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
@@ -41,7 +41,7 @@ interface Registers {
 
 /** e = exp(-v), for the logistic function 1 / (1 + e). */
 function expOfNegated(f: FunctionBuilder, r: Registers): void {
-  f.set(r.z, sub(f32x4(0), r.v));
+  f.set(r.z, sub(f.constant(0), r.v));
   emitExp(f, r.z, r.k, r.e);
 }
 
@@ -67,7 +67,7 @@ function unary<const N extends string>(name: N, body: (f: FunctionBuilder, r: Re
 
 /** -2z of GELU's tanh form, z = c (x + 0.044715 x³), into `into`. */
 function minusTwoZ(f: FunctionBuilder, x: Local, into: Local): void {
-  f.set(into, mul(x, add(f32x4(-2 * GELU_C), mul(f32x4(-2 * GELU_C * GELU_CUBIC), mul(x, x)))));
+  f.set(into, mul(x, add(f.constant(-2 * GELU_C), mul(f.constant(-2 * GELU_C * GELU_CUBIC), mul(x, x)))));
 }
 
 /** e^x. */
@@ -80,13 +80,13 @@ export const EXP = unary('exp_f32', (f, r) => {
 /** The logistic function 1 / (1 + e^-x). */
 export const SIGMOID = unary('sigmoid_f32', (f, r) => {
   expOfNegated(f, r);
-  return div(f32x4(1), add(f32x4(1), r.e));
+  return div(f.constant(1), add(f.constant(1), r.e));
 });
 
 /** SiLU x / (1 + e^-x). */
 export const SILU = unary('silu_f32', (f, r) => {
   expOfNegated(f, r);
-  return div(r.v, add(f32x4(1), r.e));
+  return div(r.v, add(f.constant(1), r.e));
 });
 
 /**
@@ -95,10 +95,10 @@ export const SILU = unary('silu_f32', (f, r) => {
  * divided by the clamped e^87 alone.
  */
 export const GELU = unary('gelu_f32', (f, r) => {
-  f.set(r.v, simd('f32x4.pmax', r.v, f32x4(-CLAMP_X)));
+  f.set(r.v, simd('f32x4.pmax', r.v, f.constant(-CLAMP_X)));
   minusTwoZ(f, r.v, r.z);
   emitExpClamped(f, r.z, r.k, r.e);
-  return div(r.v, add(f32x4(1), r.e));
+  return div(r.v, add(f.constant(1), r.e));
 });
 
 /**
@@ -113,7 +113,7 @@ export const SWIGLU = kernel({
     vectorLoop(f, out, n, [gate, up], () => {
       f.set(v, simdLoad('v128.load', gate));
       expOfNegated(f, { v, z, k, e });
-      f.storeV128(out, mul(div(v, add(f32x4(1), e)), simdLoad('v128.load', up)));
+      f.storeV128(out, mul(div(v, add(f.constant(1), e)), simdLoad('v128.load', up)));
     });
   },
 });
@@ -129,12 +129,12 @@ export const GELU_GRAD = kernel({
   emit(f, { x, grad, out, n }) {
     const [v, z, k, e, s] = f.locals(V, 5);
     vectorLoop(f, out, n, [x, grad], () => {
-      f.set(v, clamp(simdLoad('v128.load', x), -CLAMP_X, CLAMP_X));
+      f.set(v, clamp(f, simdLoad('v128.load', x), -CLAMP_X, CLAMP_X));
       minusTwoZ(f, v, z);
       emitExpClamped(f, z, k, e);
-      f.set(s, div(f32x4(1), add(f32x4(1), e)));
-      const slope = add(f32x4(2 * GELU_C), mul(f32x4(6 * GELU_C * GELU_CUBIC), mul(v, v)));
-      const factor = add(f32x4(1), mul(sub(f32x4(1), s), mul(v, slope)));
+      f.set(s, div(f.constant(1), add(f.constant(1), e)));
+      const slope = add(f.constant(2 * GELU_C), mul(f.constant(6 * GELU_C * GELU_CUBIC), mul(v, v)));
+      const factor = add(f.constant(1), mul(sub(f.constant(1), s), mul(v, slope)));
       f.storeV128(out, mul(simdLoad('v128.load', grad), mul(s, factor)));
     });
   },

@@ -1,4 +1,4 @@
-import { type Expr, f32x4, type Local, type Operand, simd } from './expr';
+import { type Expr, type Local, type Operand, simd } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { ValType } from './opcodes';
 
@@ -41,8 +41,8 @@ export const div = (a: Operand, b: Operand): Expr => simd('f32x4.div', a, b);
  * `x` clamped to [lo, hi] by pseudo-min and -max (one instruction each on x86); a NaN lane
  * stays NaN.
  */
-export const clamp = (x: Operand, lo: number, hi: number): Expr =>
-  simd('f32x4.pmin', simd('f32x4.pmax', x, f32x4(lo)), f32x4(hi));
+export const clamp = (f: FunctionBuilder, x: Operand, lo: number, hi: number): Expr =>
+  simd('f32x4.pmin', simd('f32x4.pmax', x, f.constant(lo)), f.constant(hi));
 
 /**
  * Range reduction and polynomial of e^z for z already clamped to a range where |k| < 2^22:
@@ -59,11 +59,11 @@ function reduceAndEvaluate(
 ): Expr {
   const magic = ROUNDING_MAGIC + bias;
   const sum = f.local(ValType.v128);
-  f.set(sum, add(mul(z, f32x4(Math.LOG2E)), f32x4(magic)));
-  f.set(k, sub(sum, f32x4(magic)));
-  f.set(z, sub(sub(z, mul(k, f32x4(LN2_HI))), mul(k, f32x4(LN2_LO))));
+  f.set(sum, add(mul(z, f.constant(Math.LOG2E)), f.constant(magic)));
+  f.set(k, sub(sum, f.constant(magic)));
+  f.set(z, sub(sub(z, mul(k, f.constant(LN2_HI))), mul(k, f.constant(LN2_LO))));
   const [first, ...rest] = coefficients;
-  const poly = rest.reduce<Expr>((p, c) => add(mul(p, z), f32x4(c)), f32x4(first));
+  const poly = rest.reduce<Operand>((p, c) => add(mul(p, z), f.constant(c)), f.constant(first));
   // The sum's low mantissa bits hold bias + k; shifted into the exponent field they are 2^(k + bias - 127).
   return mul(poly, simd('i32x4.shl', sum, 23));
 }
@@ -76,13 +76,13 @@ function reduceAndEvaluate(
  */
 export function emitExp(f: FunctionBuilder, z: Local, k: Local, result: Local): void {
   const [overflow, underflow] = f.locals(ValType.v128, 2);
-  f.set(overflow, simd('f32x4.gt', z, f32x4(EXP_MAX)));
-  f.set(underflow, simd('f32x4.lt', z, f32x4(EXP_MIN)));
-  f.set(z, clamp(z, EXP_MIN, EXP_MAX));
+  f.set(overflow, simd('f32x4.gt', z, f.constant(EXP_MAX)));
+  f.set(underflow, simd('f32x4.lt', z, f.constant(EXP_MIN)));
+  f.set(z, clamp(f, z, EXP_MIN, EXP_MAX));
   // 2^k as 2^(k - 1) · 2: k reaches 128 near EXP_MAX, whose 2^k alone is not a finite f32.
-  f.set(result, mul(reduceAndEvaluate(f, z, k, 126, EXP_DEGREE_6), f32x4(2)));
-  f.set(result, simd('v128.bitselect', f32x4(Number.POSITIVE_INFINITY), result, overflow));
-  f.set(result, simd('v128.bitselect', f32x4(0), result, underflow));
+  f.set(result, mul(reduceAndEvaluate(f, z, k, 126, EXP_DEGREE_6), f.constant(2)));
+  f.set(result, simd('v128.bitselect', f.constant(Number.POSITIVE_INFINITY), result, overflow));
+  f.set(result, simd('v128.bitselect', f.constant(0), result, underflow));
 }
 
 /**
@@ -92,6 +92,6 @@ export function emitExp(f: FunctionBuilder, z: Local, k: Local, result: Local): 
  * Overwrites `z` and `k`.
  */
 export function emitExpClamped(f: FunctionBuilder, z: Local, k: Local, result: Local): void {
-  f.set(z, clamp(z, -CLAMPED_RANGE, CLAMPED_RANGE));
+  f.set(z, clamp(f, z, -CLAMPED_RANGE, CLAMPED_RANGE));
   f.set(result, reduceAndEvaluate(f, z, k, 127, EXP_DEGREE_5));
 }
