@@ -3,10 +3,14 @@ import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 
 const I = ValType.i32;
+/** Rows added to the accumulators per pass over the columns: the accumulators are loaded and stored once a block. */
+const ROW_BLOCK = 8;
 
 /**
- * out[j] = Σ_r x[r · stride + j] for j < cols: each row is added four columns at a time into
- * float64 accumulators (two f64x2 per vector), which are rounded to f32 once at the end.
+ * out[j] = Σ_r x[r · stride + j] for j < cols: the rows are added in order, ROW_BLOCK at a time, four
+ * columns at a time into float64 accumulators (two f64x2 per vector), which are rounded to f32 once at
+ * the end. The accumulators live in `acc` between blocks ([12,64,512] summed over 768 rows, 2 threads,
+ * Node 26: 160 -> 122 us from the caches, 215-227 -> 123-147 us from memory, against one row a pass).
  * Parameters: byte addresses of x, of the output and of a float64 scratch of `cols` values; the
  * number of rows, the number of columns summed (a multiple of 4) and the row stride of x in
  * elements.
@@ -16,7 +20,8 @@ export const COLUMN_SUM = kernel({
   params: i32('x', 'out', 'acc', 'rows', 'cols', 'stride'),
   emit(f, { x, out, acc, rows, cols, stride }) {
     const [row, j, colBytes, strideBytes] = f.locals(I, 4);
-    const v = f.local(ValType.v128);
+    const [v, lowSum, highSum] = f.locals(ValType.v128, 3);
+    const rowAt = f.locals(I, ROW_BLOCK);
     f.set(colBytes, op('i32.shl', cols, 2));
     f.set(strideBytes, op('i32.shl', stride, 2));
     // acc holds 8 bytes per column: the f64 pair of columns j, j + 1 sits at acc + 2j.
@@ -25,21 +30,32 @@ export const COLUMN_SUM = kernel({
       f.storeV128(low, v128Zero);
       f.storeV128(low, v128Zero, 16);
     });
-    f.for(row, 0, rows, 1, () => {
+    /** Adds rows [row, row + count) of x (at rowAt[0..count)) to the accumulators, each column's rows in order. */
+    const addRows = (count: number) => {
       f.for(j, 0, colBytes, 16, () => {
-        f.set(v, simdLoad('v128.load', op('i32.add', x, j)));
-        f.storeV128(low, simd('f64x2.add', simdLoad('v128.load', low), simd('f64x2.promote_low_f32x4', v)));
-        f.storeV128(
-          low,
-          simd(
-            'f64x2.add',
-            simdLoad('v128.load', low, 16),
-            simd('f64x2.promote_low_f32x4', shuffle32(v, v, [2, 3, 0, 1])),
-          ),
-          16,
-        );
+        f.set(lowSum, simdLoad('v128.load', low));
+        f.set(highSum, simdLoad('v128.load', low, 16));
+        for (let r = 0; r < count; r++) {
+          f.set(v, simdLoad('v128.load', op('i32.add', rowAt[r], j)));
+          f.set(lowSum, simd('f64x2.add', lowSum, simd('f64x2.promote_low_f32x4', v)));
+          f.set(
+            highSum,
+            simd('f64x2.add', highSum, simd('f64x2.promote_low_f32x4', shuffle32(v, v, [2, 3, 0, 1]))),
+          );
+        }
+        f.storeV128(low, lowSum);
+        f.storeV128(low, highSum, 16);
       });
-      f.set(x, op('i32.add', x, strideBytes));
+    };
+    f.for(row, 0, op('i32.sub', rows, ROW_BLOCK - 1), ROW_BLOCK, () => {
+      for (let r = 0; r < ROW_BLOCK; r++) f.set(rowAt[r], op('i32.add', x, op('i32.mul', strideBytes, r)));
+      addRows(ROW_BLOCK);
+      f.set(x, op('i32.add', x, op('i32.mul', strideBytes, ROW_BLOCK)));
+    });
+    f.set(rowAt[0], x);
+    f.for(row, row, rows, 1, () => {
+      addRows(1);
+      f.set(rowAt[0], op('i32.add', rowAt[0], strideBytes));
     });
     f.for(j, 0, colBytes, 16, () => {
       const pairLow = simd('f32x4.demote_f64x2_zero', simdLoad('v128.load', low));
