@@ -31,6 +31,20 @@ const mutations = [
     groups: ['softmax', 'logSoftmax'],
   },
   {
+    name: "softmax's backward multiplies g by itself in its dot product (WebAssembly)",
+    file: 'packages/backend-cpu/src/wasm/softmax-kernel.ts',
+    from: "f.set(product, mul(simdLoad('v128.load', at(g)), simdLoad('v128.load', at(y))));",
+    to: "f.set(product, mul(simdLoad('v128.load', at(g)), simdLoad('v128.load', at(g))));",
+    groups: ['softmaxGrad'],
+  },
+  {
+    name: "softmax's backward subtracts the dot product twice (JavaScript)",
+    file: 'packages/backend-cpu/src/fused/softmax.ts',
+    from: 'out[o + i] = y[o + i] * (g[o + i] - dot);',
+    to: 'out[o + i] = y[o + i] * (g[o + i] - 2 * dot);',
+    groups: ['softmaxGrad'],
+  },
+  {
     name: 'matmul ignores transB (WebAssembly GEMM plan)',
     file: 'packages/backend-cpu/src/wasm/matmul-plan.ts',
     from: 'const [rsB, csB] = transB ? [1, k] : [n, 1];',

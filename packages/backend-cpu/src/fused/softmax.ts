@@ -1,7 +1,7 @@
 import { type FusedKernels, type Shape, sizeOf } from '@loom/tensor';
 import type { FloatArray } from '../precision';
 import { runRowKernel } from '../vectorised';
-import { SOFTMAX_KERNEL } from '../wasm/softmax-kernel';
+import { SOFTMAX_GRAD_KERNEL, SOFTMAX_KERNEL } from '../wasm/softmax-kernel';
 import type { CpuKernelContext } from './kernel-context';
 
 /** Softmax (or log-softmax) over rows of length `cols`, shifted by the row maximum. */
@@ -19,6 +19,17 @@ export function softmaxKernel(x: FloatArray, cols: number, log: boolean, out: Fl
     } else {
       for (let i = 0; i < cols; i++) out[o + i] = Math.exp(x[o + i] - max) / sum;
     }
+  }
+}
+
+/** Softmax's backward y (g - Σ g y) over rows of length `cols`, in float64 arithmetic. */
+export function softmaxGradKernel(y: FloatArray, g: FloatArray, cols: number, out: FloatArray): void {
+  const rows = cols === 0 ? 0 : y.length / cols;
+  for (let r = 0; r < rows; r++) {
+    const o = r * cols;
+    let dot = 0;
+    for (let i = 0; i < cols; i++) dot += g[o + i] * y[o + i];
+    for (let i = 0; i < cols; i++) out[o + i] = y[o + i] * (g[o + i] - dot);
   }
 }
 
@@ -49,12 +60,12 @@ export function crossEntropyKernel(
 }
 
 /**
- * Softmax over the last axis (the WebAssembly row kernel where the rows live in the heap, else
- * `softmaxKernel`), log-softmax and the cross-entropy loss in JavaScript.
+ * Softmax over the last axis and its backward (the WebAssembly row kernels where the rows live in the heap, else
+ * `softmaxKernel` and `softmaxGradKernel`), log-softmax and the cross-entropy loss in JavaScript.
  */
 export function softmaxKernels(
   ctx: CpuKernelContext,
-): Pick<FusedKernels, 'softmax' | 'logSoftmax' | 'softmaxCrossEntropy'> {
+): Pick<FusedKernels, 'softmax' | 'softmaxGrad' | 'logSoftmax' | 'softmaxCrossEntropy'> {
   return {
     softmax: (x) =>
       ctx.out(sizeOf(x.shape), (o) => {
@@ -62,6 +73,16 @@ export function softmaxKernels(
         const rows = cols === 0 ? 0 : sizeOf(x.shape) / cols;
         if (!runRowKernel(ctx.settings, SOFTMAX_KERNEL, [ctx.get(x)], [], o, rows, cols)) {
           softmaxKernel(ctx.f32(x), cols, false, o.f32);
+        }
+      }),
+    softmaxGrad: (y, grad) =>
+      ctx.out(sizeOf(y.shape), (o) => {
+        const cols = lastDim(y.shape);
+        const rows = cols === 0 ? 0 : sizeOf(y.shape) / cols;
+        if (
+          !runRowKernel(ctx.settings, SOFTMAX_GRAD_KERNEL, [ctx.get(y), ctx.get(grad)], [], o, rows, cols)
+        ) {
+          softmaxGradKernel(ctx.f32(y), ctx.f32(grad), cols, o.f32);
         }
       }),
     logSoftmax: (x) =>

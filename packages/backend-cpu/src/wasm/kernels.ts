@@ -16,7 +16,7 @@ import { Q4_0_DOT, Q8_0_DOT } from './quant-dot-kernel';
 import { QUANTIZE_X } from './quantize-x-kernel';
 import { ROPE } from './rope-kernel';
 import { ROW_SUM } from './row-sum-kernel';
-import { SOFTMAX } from './softmax-kernel';
+import { SOFTMAX, SOFTMAX_GRAD } from './softmax-kernel';
 
 /**
  * Every kernel the module exports, each declared once in its own file. Adding a kernel is
@@ -31,6 +31,7 @@ export const KERNELS = [
   ...ELEMENTWISE,
   ...ACTIVATIONS,
   SOFTMAX,
+  SOFTMAX_GRAD,
   COLUMN_SUM,
   ROW_SUM,
   ...NORMS,

@@ -64,3 +64,67 @@ export const SOFTMAX = kernel({
 });
 
 export const SOFTMAX_KERNEL = SOFTMAX.name;
+
+/**
+ * Softmax's backward over each row: out = y (g - Σ g y), the dot product summed in float64 like the softmax's sum
+ * (four lanes at a time, the last cols % 4 elements one by one), then the row written in one more pass over y and
+ * g (still in the caches). Parameters: byte addresses of y, g and the output, the number of rows, the row length.
+ */
+export const SOFTMAX_GRAD = kernel({
+  name: 'softmax_grad_f32',
+  params: i32('y', 'g', 'out', 'rows', 'cols'),
+  emit(f, { y, g, out, rows, cols }) {
+    const [row, j, vectorBytes, rowBytes] = f.locals(I, 4);
+    const [product, total, dotVector] = f.locals(V, 3);
+    const dotScalar = f.local(ValType.f32);
+    const sum = f.local(ValType.f64);
+    f.set(vectorBytes, op('i32.shl', op('i32.and', cols, -4), 2));
+    f.set(rowBytes, op('i32.shl', cols, 2));
+    const at = (base: typeof y) => op('i32.add', base, j);
+    const vectors = (body: () => void) => f.for(j, 0, vectorBytes, 16, body);
+    const tail = (body: () => void) => f.for(j, vectorBytes, rowBytes, 4, body);
+    f.for(row, 0, rows, 1, () => {
+      f.set(total, v128Zero);
+      vectors(() => {
+        f.set(product, mul(simdLoad('v128.load', at(g)), simdLoad('v128.load', at(y))));
+        f.set(total, simd('f64x2.add', total, simd('f64x2.promote_low_f32x4', product)));
+        f.set(
+          total,
+          simd(
+            'f64x2.add',
+            total,
+            simd('f64x2.promote_low_f32x4', shuffle32(product, product, [2, 3, 0, 1])),
+          ),
+        );
+      });
+      f.set(sum, op('f64.add', lane('f64x2.extract_lane', total, 0), lane('f64x2.extract_lane', total, 1)));
+      tail(() =>
+        f.set(
+          sum,
+          op(
+            'f64.add',
+            sum,
+            op('f64.promote_f32', op('f32.mul', load('f32.load', at(g)), load('f32.load', at(y)))),
+          ),
+        ),
+      );
+      f.set(dotScalar, op('f32.demote_f64', sum));
+      f.set(dotVector, simd('f32x4.splat', dotScalar));
+      vectors(() =>
+        f.storeV128(at(out), mul(simdLoad('v128.load', at(y)), sub(simdLoad('v128.load', at(g)), dotVector))),
+      );
+      tail(() =>
+        f.store(
+          'f32.store',
+          at(out),
+          op('f32.mul', load('f32.load', at(y)), op('f32.sub', load('f32.load', at(g)), dotScalar)),
+        ),
+      );
+      f.set(y, op('i32.add', y, rowBytes));
+      f.set(g, op('i32.add', g, rowBytes));
+      f.set(out, op('i32.add', out, rowBytes));
+    });
+  },
+});
+
+export const SOFTMAX_GRAD_KERNEL = SOFTMAX_GRAD.name;

@@ -7,6 +7,7 @@ import type { Tensor } from '../tensor';
 import { casesOver, REDUCTION, ROW_SHAPES, shapeLabel } from './case';
 import { runFused } from './dispatch';
 import { fusedOp } from './op';
+import { softmaxGrad } from './softmax-grad';
 
 /** exp(x - max) / sum(exp(x - max)) along `axis`, with primitives. */
 function softmaxAlong(x: Tensor, axis: number): Tensor {
@@ -24,7 +25,7 @@ export const softmaxOp = fusedOp({
   composite: (x: Tensor) => softmaxAlong(x, x.rank - 1),
   /** dx = y (g - sum(g y)) over the last axis. */
   gradient: {
-    backward: ({ output: y, grad: g }) => [y.mul(g.sub(g.mul(y).sum(-1, true)))],
+    backward: ({ output: y, grad: g }) => [softmaxGrad(y, g)],
   },
   cases: casesOver(ROW_SHAPES, (shape) => ({
     label: shapeLabel(shape),

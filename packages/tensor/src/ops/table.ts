@@ -16,6 +16,7 @@ import { selectiveScanGradOp } from './selective-scan-grad';
 import { softcapOp } from './softcap';
 import { softmaxOp } from './softmax';
 import { softmaxCrossEntropyOp } from './softmax-cross-entropy';
+import { softmaxGradOp } from './softmax-grad';
 import { squaredReluOp } from './squared-relu';
 import { swigluOp } from './swiglu';
 import { swigluBlockOp } from './swiglu-block';
@@ -43,6 +44,7 @@ export { selectiveScanGrad } from './selective-scan-grad';
 export { softcap } from './softcap';
 export { softmax } from './softmax';
 export { softmaxCrossEntropy } from './softmax-cross-entropy';
+export { softmaxGrad } from './softmax-grad';
 export { squaredRelu } from './squared-relu';
 export { swiglu } from './swiglu';
 export { swigluBlock } from './swiglu-block';
@@ -68,6 +70,7 @@ export const fusedOps = opTable({
   softmax: softmaxOp,
   logSoftmax: logSoftmaxOp,
   softmaxCrossEntropy: softmaxCrossEntropyOp,
+  softmaxGrad: softmaxGradOp,
   geluGrad: geluGradOp,
   rmsnormGrad: rmsnormGradOp,
   layernormGrad: layernormGradOp,
