@@ -7,8 +7,10 @@ import { type CpuKernelSettings, kernelRuntime } from './wasm/settings';
 
 /**
  * out [batch, m, n] = A x B as described by `spec` (see MatmulSpec), accumulating in f32 (in
- * f64 at precision 'f64'). Runs the WebAssembly SIMD kernels (on worker threads too, for large
- * products) when the operands live in the WebAssembly heap, else the JavaScript kernels.
+ * f64 at precision 'f64'), plus `bias` [n] on every row when given. Runs the WebAssembly SIMD
+ * kernels (on worker threads too, for large products) when the operands live in the WebAssembly
+ * heap, else the JavaScript kernels. The packed gemm adds the bias in its own pass over the block it
+ * wrote; after the other kernels (few rows, hot in the caches) it is added here.
  */
 export function matmulInto(
   settings: CpuKernelSettings,
@@ -16,26 +18,44 @@ export function matmulInto(
   a: CpuStorage,
   b: CpuStorage,
   out: CpuStorage,
+  bias?: CpuStorage,
 ): void {
   checkSizes(spec, a, b, out);
   const { batch, m, n, k } = spec;
+  if (bias !== undefined && bias.length !== n) {
+    throw new Error(`matmul: the bias holds ${bias.length} values, the product has ${n} columns`);
+  }
   if (k === 0 || batch * m * n === 0) {
     out.f32.fill(0, 0, batch * m * n);
+    if (bias) addBiasRows(out, bias, batch * m);
     return;
   }
   const runtime = kernelRuntime(settings);
   const [addressA, addressB, addressOut] = [a.address, b.address, out.address];
   if (!runtime || addressA === undefined || addressB === undefined || addressOut === undefined) {
     matmulJs(spec, a.f32, b.f32, out.f32);
+    if (bias) addBiasRows(out, bias, batch * m);
     return;
   }
   if (settings.threads === 1 && batch === 1 && m === 1 && spec.transB) {
     // The decode step's product with a weight stored [out, in], on this thread: no plan to build.
     runtime.kernels.gemv_t(1, 0, 0, 0, n, k, addressA, addressB, addressOut, runtime.work.offset);
+    if (bias) addBiasRows(out, bias, 1);
     return;
   }
-  const plan = planMatmul(spec, { a: addressA, b: addressB, out: addressOut }, runtime.features);
+  const operands = { a: addressA, b: addressB, out: addressOut, bias: bias?.address };
+  const plan = planMatmul(spec, operands, runtime.features);
   forkJoin(runtime, settings.threads, plan.kernel, plan.micros, (threads) => chunkPlan(plan, threads));
+  if (bias && !(plan.addsBias && operands.bias !== undefined)) addBiasRows(out, bias, batch * m);
+}
+
+/** out[r, j] += bias[j] for the first `rows` rows of out [rows, n]. */
+function addBiasRows(out: CpuStorage, bias: CpuStorage, rows: number): void {
+  const [o, b] = [out.f32, bias.f32];
+  const n = b.length;
+  for (let r = 0; r < rows; r++) {
+    for (let j = 0; j < n; j++) o[r * n + j] += b[j];
+  }
 }
 
 /** Throws unless the storages hold the matrices `spec` describes (kernels trust these sizes). */

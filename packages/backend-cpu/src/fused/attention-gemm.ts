@@ -58,6 +58,7 @@ function runGemms(runtime: WasmRuntime, threads: number, gemms: readonly Gemm[])
         g.csB,
         g.c,
         g.ldc,
+        0,
       ]),
     );
     forkJoin(runtime, threads, 'gemm', flops / GEMM_FLOPS_PER_MICRO, () => chunks);

@@ -1,18 +1,35 @@
 import { type FusedKernels, QUANT_BLOCK, quantizedShape, sizeOf } from '@loom/tensor';
+import { matmulInto } from '../matmul';
 import { halfMatmulInto } from './half-matmul';
 import type { CpuKernelContext } from './kernel-context';
 import { quantizedMatmulInto } from './quantized-matmul';
 import { swigluBlockInto } from './swiglu-block';
 
 /**
- * The products against stored weights: x times a block-quantized or a 16-bit W (read in their
- * packed form), and the pre-norm SwiGLU feed-forward with its three products.
+ * The products against stored weights: x Wᵀ + b (the bias added by the product's own kernel), x times a
+ * block-quantized or a 16-bit W (read in their packed form), and the pre-norm SwiGLU feed-forward with its
+ * three products.
  */
 export function productKernels(
   ctx: CpuKernelContext,
-): Pick<FusedKernels, 'quantizedMatmul' | 'halfMatmul' | 'swigluBlock'> {
+): Pick<FusedKernels, 'linear' | 'quantizedMatmul' | 'halfMatmul' | 'swigluBlock'> {
   const k = ctx.settings;
   return {
+    linear: (x, weight, bias) => {
+      const [out, inner] = weight.shape;
+      const rows = sizeOf(x.shape) / inner;
+      const spec = {
+        batch: 1,
+        m: rows,
+        n: out,
+        k: inner,
+        transA: false,
+        transB: true,
+        aBatchStride: 0,
+        bBatchStride: 0,
+      };
+      return ctx.out(rows * out, (o) => matmulInto(k, spec, ctx.get(x), ctx.get(weight), o, ctx.get(bias)));
+    },
     quantizedMatmul: (x, scales, quants, type) => {
       const [out, inner] = quantizedShape(type, scales.shape);
       const product = { type, rows: sizeOf(x.shape) / inner, out, blocks: inner / QUANT_BLOCK };

@@ -34,7 +34,7 @@ export const JobSlot = {
 } as const;
 
 /** Most arguments of a kernel, and most chunks of a job. */
-export const MAX_ARGS = 16;
+export const MAX_ARGS = 20;
 export const MAX_CHUNKS = 64;
 
 /** Bytes of the job block. */

@@ -72,9 +72,12 @@ const V = ValType.v128;
 /**
  * `gemm`: for each of `batch` entries, C[m, n] = A(i, p) B(p, j) summed over p, where A(i, p) is
  * the f32 at a + 4 (i rsA + p csA), B(p, j) at b + 4 (p rsB + j csB), and C is row-major with row
- * stride ldc. Operands move by aStep, bStep, cStep bytes between entries. The thread's `work`
- * area holds GEMM_WORK_BYTES bytes. Requires k >= 1. Parameters: pointers and
- * steps in bytes, strides in elements.
+ * stride ldc. Operands move by aStep, bStep, cStep bytes between entries. With `bias` (the byte
+ * address of n values, 0 for none), each entry's C then gets bias[j] added to its column j, a pass
+ * over the block this thread just wrote (in its caches) instead of a second op over an output
+ * gone cold: the same f32 sums as a product and then an add. The thread's `work` area holds
+ * GEMM_WORK_BYTES bytes. Requires k >= 1. Parameters: pointers and steps in bytes, strides in
+ * elements.
  */
 export const GEMM = kernel({
   name: 'gemm',
@@ -94,10 +97,11 @@ export const GEMM = kernel({
     'csB',
     'c',
     'ldc',
+    'bias',
   ),
   emit(
     f,
-    { batch, aStep, bStep, cStep, m, n, k, a, rsA, csA, b, rsB, csB, c, ldc, work },
+    { batch, aStep, bStep, cStep, m, n, k, a, rsA, csA, b, rsB, csB, c, ldc, bias, work },
     { mod, features },
   ) {
     const config = gemmConfig(features);
@@ -111,7 +115,7 @@ export const GEMM = kernel({
       exported: false,
     });
     const layout = gemmLayout(config);
-    const [entry, jc, pc, ic, ncur, kcur, mcur] = f.locals(I, 7);
+    const [entry, jc, pc, ic, ncur, kcur, mcur, row, col, cRow] = f.locals(I, 10);
     f.for(entry, 0, batch, 1, () => {
       f.for(jc, 0, n, config.nc, () => {
         f.set(ncur, min(config.nc, sub(n, jc)));
@@ -140,6 +144,27 @@ export const GEMM = kernel({
               ldc,
               op('i32.gt_s', pc, 0),
               add(work, layout.tile),
+            );
+          });
+        });
+      });
+      f.if(bias, () => {
+        const vectorColumns = op('i32.and', n, -4);
+        f.for(row, 0, m, 1, () => {
+          f.set(cRow, add(c, bytes(mul(row, ldc))));
+          f.for(col, 0, vectorColumns, 4, () => {
+            const at = add(cRow, bytes(col));
+            f.storeV128(
+              at,
+              simd('f32x4.add', simdLoad('v128.load', at), simdLoad('v128.load', add(bias, bytes(col)))),
+            );
+          });
+          f.for(col, vectorColumns, n, 1, () => {
+            const at = add(cRow, bytes(col));
+            f.store(
+              'f32.store',
+              at,
+              op('f32.add', load('f32.load', at), load('f32.load', add(bias, bytes(col)))),
             );
           });
         });

@@ -10,6 +10,8 @@ export interface Operands {
   readonly a: number;
   readonly b: number;
   readonly out: number;
+  /** A bias [n] to add to every row of the output, if any (byte addresses, like the others). */
+  readonly bias?: number;
 }
 
 /**
@@ -29,6 +31,8 @@ export interface Plan {
   readonly chunksPerThread: number;
   /** Kernel arguments for batch entries [b0, b1) and extent [r0, r1), without the trailing work area. */
   args(b0: number, b1: number, r0: number, r1: number): number[];
+  /** Whether the kernel adds the operands' bias itself (the packed gemm does; the caller adds it after the others). */
+  readonly addsBias: boolean;
 }
 
 /**
@@ -60,7 +64,7 @@ const GEMM_FEW_MAX_ROWS = 16;
  * transposed, C^T = B^T A^T), products of few rows times a transposed B (a weight stored
  * [out, in]) to `gemm_few_t`, everything else to the packed gemm. Requires k >= 1.
  */
-export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands, features: KernelFeatures): Plan {
+export function planMatmul(spec: MatmulSpec, { a, b, out, bias }: Operands, features: KernelFeatures): Plan {
   const { batch, m, n, k, transA, transB } = spec;
   const aStep = spec.aBatchStride * 4;
   const bStep = spec.bBatchStride * 4;
@@ -74,6 +78,7 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands, features: 
     if (transW) {
       return {
         kernel: 'gemv_t',
+        addsBias: false,
         batch,
         extent: cols,
         align: 1,
@@ -94,6 +99,7 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands, features: 
     }
     return {
       kernel: 'gemv_n',
+      addsBias: false,
       batch,
       extent: cols,
       align: 4,
@@ -117,6 +123,7 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands, features: 
     const oStep = m * n * 4;
     return {
       kernel: 'gemm_few_t',
+      addsBias: false,
       batch,
       extent: n,
       align: 4,
@@ -145,6 +152,7 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands, features: 
   const { mr, nv } = gemmConfig(features);
   return {
     kernel: 'gemm',
+    addsBias: true,
     batch,
     extent: splitRows ? m : n,
     align: splitRows ? mr : 4 * nv,
@@ -168,6 +176,7 @@ export function planMatmul(spec: MatmulSpec, { a, b, out }: Operands, features: 
         csB,
         out + b0 * cStep + (i0 * n + j0) * 4,
         n,
+        bias === undefined ? 0 : bias + j0 * 4,
       ];
     },
   };

@@ -1,6 +1,7 @@
 import {
   HalfWeight,
   halfMatmul,
+  linear,
   matmul,
   type QuantizedWeight,
   quantizedMatmul,
@@ -90,20 +91,28 @@ export class Linear extends Module {
   forward(x: Tensor): Tensor {
     this.inputObserver?.(x);
     const packed = this.#quantized;
-    const y =
-      packed === undefined
-        ? matmul(x, this.weight, { transB: true })
-        : packed instanceof HalfWeight
-          ? halfMatmul(x, packed)
-          : quantizedMatmul(x, packed);
-    const biased = this.bias ? y.add(this.bias) : y;
-    if (biased !== y) y.dispose();
+    const biased = this.#product(x, packed);
     if (!this.adapter) return biased;
     const delta = this.adapter.delta(x);
     const out = biased.add(delta);
     biased.dispose();
     delta.dispose();
     return out;
+  }
+
+  /** x Wᵀ (+ b): one fused op where the weight is plain f32 and there is a bias (the backend adds it in the product). */
+  #product(x: Tensor, packed: QuantizedWeight | HalfWeight | undefined): Tensor {
+    if (packed === undefined && this.bias) return linear(x, this.weight, this.bias);
+    const y =
+      packed === undefined
+        ? matmul(x, this.weight, { transB: true })
+        : packed instanceof HalfWeight
+          ? halfMatmul(x, packed)
+          : quantizedMatmul(x, packed);
+    if (!this.bias) return y;
+    const biased = y.add(this.bias);
+    y.dispose();
+    return biased;
   }
 
   override dispose(): void {

@@ -5,6 +5,7 @@ import { geluGradOp } from './gelu-grad';
 import { halfMatmulOp } from './half-matmul';
 import { layernormOp } from './layernorm';
 import { layernormGradOp } from './layernorm-grad';
+import { linearOp } from './linear';
 import { logSoftmaxOp } from './log-softmax';
 import type { AnyFusedOp, KernelOf } from './op';
 import { quantizedMatmulOp } from './quantized-matmul';
@@ -33,6 +34,7 @@ export { geluGrad } from './gelu-grad';
 export { halfMatmul } from './half-matmul';
 export { layernorm } from './layernorm';
 export { layernormGrad } from './layernorm-grad';
+export { linear } from './linear';
 export { logSoftmax } from './log-softmax';
 export { quantizedMatmul } from './quantized-matmul';
 export { rmsnorm } from './rmsnorm';
@@ -66,6 +68,7 @@ export const fusedOps = opTable({
   attention: attentionOp,
   swiglu: swigluOp,
   swigluBlock: swigluBlockOp,
+  linear: linearOp,
   geglu: gegluOp,
   softmax: softmaxOp,
   logSoftmax: logSoftmaxOp,
