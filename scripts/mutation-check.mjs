@@ -45,6 +45,20 @@ const mutations = [
     groups: ['softmaxGrad'],
   },
   {
+    name: 'the packed product adds the first four bias values to every group of four columns (WebAssembly)',
+    file: 'packages/backend-cpu/src/wasm/gemm-kernel.ts',
+    from: "simdLoad('v128.load', at), simdLoad('v128.load', add(bias, bytes(col)))",
+    to: "simdLoad('v128.load', at), simdLoad('v128.load', bias)",
+    groups: ['linear'],
+  },
+  {
+    name: 'the bias is added again after the packed product that added it',
+    file: 'packages/backend-cpu/src/matmul.ts',
+    from: 'if (bias && !(plan.addsBias && operands.bias !== undefined))',
+    to: 'if (bias)',
+    groups: ['linear'],
+  },
+  {
     name: 'matmul ignores transB (WebAssembly GEMM plan)',
     file: 'packages/backend-cpu/src/wasm/matmul-plan.ts',
     from: 'const [rsB, csB] = transB ? [1, k] : [n, 1];',
