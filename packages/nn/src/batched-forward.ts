@@ -279,7 +279,11 @@ function packedBlock(
       const h = residual.add(
         packedAttention(model, block, block.attentionNorm.forward(x), spans, group, keep),
       );
-      return h.add(block.feedForward.forward(block.ffnNorm.forward(h)));
+      const stepping = spans.every((s) => s.length === 1);
+      return (
+        (stepping ? block.fusedFeedForward(h) : undefined) ??
+        h.add(block.feedForward.forward(block.ffnNorm.forward(h)))
+      );
     }
     const h = block.attentionNorm.forward(residual.add(packedAttention(model, block, x, spans, group, keep)));
     return block.ffnNorm.forward(h.add(block.feedForward.forward(h)));

@@ -60,13 +60,18 @@ export class DecoderBlock extends Module {
     });
   }
 
-  /**
-   * h + ffn(ffnNorm(h)) in one fused op for a single-token decode step (h [B, 1, dim] with a cache) of a
-   * llama block whose feed-forward allows it (see SwiGLUFeedForward.fusedResidual); undefined otherwise.
-   */
+  /** `fusedFeedForward` for a single-token decode step (h [B, 1, dim] with a cache); undefined otherwise. */
   #decodeFeedForward(h: Tensor, ctx: ForwardContext): Tensor | undefined {
     const decoding = ctx.cache !== undefined && h.shape[1] === 1;
-    if (!decoding || !(this.feedForward instanceof SwiGLUFeedForward) || !(this.ffnNorm instanceof RMSNorm))
+    return decoding ? this.fusedFeedForward(h) : undefined;
+  }
+
+  /**
+   * h + ffn(ffnNorm(h)) in one fused op for a few rows of one-token steps (a decode step, or one of several sequences
+   * decoded together) of a llama block whose feed-forward allows it; undefined otherwise.
+   */
+  fusedFeedForward(h: Tensor): Tensor | undefined {
+    if (!(this.feedForward instanceof SwiGLUFeedForward) || !(this.ffnNorm instanceof RMSNorm))
       return undefined;
     return this.feedForward.fusedResidual(h, this.ffnNorm);
   }
