@@ -28,9 +28,9 @@ describe('clipGradNorm', () => {
     for (const [s, g] of clipped.grads.entries()) {
       expect(g.shape).toEqual(grads[s].shape);
       const got = await g.data();
-      values[s].forEach((x, i) =>
-        expect(Math.abs(got[i] - x * scale)).toBeLessThan(1e-6 * Math.max(1, Math.abs(x))),
-      );
+      for (const [i, x] of values[s].entries()) {
+        expect(Math.abs(got[i] - x * scale)).toBeLessThan(1e-6 * Math.max(1, Math.abs(x)));
+      }
     }
   });
 
