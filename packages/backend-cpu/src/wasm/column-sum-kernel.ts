@@ -1,6 +1,7 @@
 import { op, shuffle32, simd, simdLoad, v128Zero } from './expr';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
+import { addWidened } from './widen';
 
 const I = ValType.i32;
 /** Rows added to the accumulators per pass over the columns: the accumulators are loaded and stored once a block. */
@@ -37,11 +38,7 @@ export const COLUMN_SUM = kernel({
         f.set(highSum, simdLoad('v128.load', low, 16));
         for (let r = 0; r < count; r++) {
           f.set(v, simdLoad('v128.load', op('i32.add', rowAt[r], j)));
-          f.set(lowSum, simd('f64x2.add', lowSum, simd('f64x2.promote_low_f32x4', v)));
-          f.set(
-            highSum,
-            simd('f64x2.add', highSum, simd('f64x2.promote_low_f32x4', shuffle32(v, v, [2, 3, 0, 1]))),
-          );
+          addWidened(f, lowSum, highSum, v);
         }
         f.storeV128(low, lowSum);
         f.storeV128(low, highSum, 16);

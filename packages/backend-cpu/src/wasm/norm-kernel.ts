@@ -1,20 +1,9 @@
-import {
-  type Expr,
-  f64,
-  type Local,
-  lane,
-  type Operand,
-  op,
-  scalar,
-  shuffle32,
-  simd,
-  simdLoad,
-  v128Zero,
-} from './expr';
+import { type Expr, f64, type Local, type Operand, op, scalar, simd, simdLoad, v128Zero } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { f32, i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 import { add, mul, sub } from './vector-exp';
+import { addWidened, widenedTotal } from './widen';
 
 const I = ValType.i32;
 const V = ValType.v128;
@@ -68,13 +57,12 @@ function sums(r: Rows, values: readonly (() => Expr)[], into: readonly Local[]):
     values.forEach((value, i) => {
       const [low, high] = accs[i];
       f.set(v, value());
-      f.set(low, simd('f64x2.add', low, simd('f64x2.promote_low_f32x4', v)));
-      f.set(high, simd('f64x2.add', high, simd('f64x2.promote_low_f32x4', shuffle32(v, v, [2, 3, 0, 1]))));
+      addWidened(f, low, high, v);
     });
   });
   for (const [i, [low, high]] of accs.entries()) {
     f.set(low, simd('f64x2.add', low, high));
-    f.set(into[i], op('f64.add', lane('f64x2.extract_lane', low, 0), lane('f64x2.extract_lane', low, 1)));
+    f.set(into[i], widenedTotal(low));
   }
 }
 

@@ -1,6 +1,7 @@
-import { lane, load, op, shuffle32, simd, simdLoad, v128Zero } from './expr';
+import { load, op, simd, simdLoad, v128Zero } from './expr';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
+import { addWidened, widenedTotal } from './widen';
 
 const I = ValType.i32;
 const V = ValType.v128;
@@ -25,11 +26,10 @@ export const ROW_SUM = kernel({
       f.set(high, v128Zero);
       f.for(at, 0, vectorBytes, 16, () => {
         f.set(v, simdLoad('v128.load', op('i32.add', x, at)));
-        f.set(low, simd('f64x2.add', low, simd('f64x2.promote_low_f32x4', v)));
-        f.set(high, simd('f64x2.add', high, simd('f64x2.promote_low_f32x4', shuffle32(v, v, [2, 3, 0, 1]))));
+        addWidened(f, low, high, v);
       });
       f.set(low, simd('f64x2.add', low, high));
-      f.set(tail, op('f64.add', lane('f64x2.extract_lane', low, 0), lane('f64x2.extract_lane', low, 1)));
+      f.set(tail, widenedTotal(low));
       f.for(at, vectorBytes, rowBytes, 4, () => {
         f.set(tail, op('f64.add', tail, op('f64.promote_f32', load('f32.load', op('i32.add', x, at)))));
       });

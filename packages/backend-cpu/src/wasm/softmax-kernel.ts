@@ -1,10 +1,27 @@
-import { f32x4, f64, lane, load, op, shuffle32, simd, simdLoad, v128Zero } from './expr';
+import { f32x4, f64, type Local, lane, load, op, simd, simdLoad, v128Zero } from './expr';
+import type { FunctionBuilder } from './function-builder';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 import { emitExp, mul, sub } from './vector-exp';
+import { addWidened, widenedTotal } from './widen';
 
 const I = ValType.i32;
 const V = ValType.v128;
+
+/**
+ * The loops over one row of `cols` f32 values, counting bytes with `j`: `vectors` over its whole 4-lane pieces,
+ * `tail` over the last cols % 4 values; `rowBytes` is the row's length in bytes.
+ */
+function rowLoops(f: FunctionBuilder, cols: Local, j: Local) {
+  const [vectorBytes, rowBytes] = f.locals(I, 2);
+  f.set(vectorBytes, op('i32.shl', op('i32.and', cols, -4), 2));
+  f.set(rowBytes, op('i32.shl', cols, 2));
+  return {
+    rowBytes,
+    vectors: (body: () => void) => f.for(j, 0, vectorBytes, 16, body),
+    tail: (body: () => void) => f.for(j, vectorBytes, rowBytes, 4, body),
+  };
+}
 
 /**
  * Softmax over each row: the row maximum, e^(x - max) four lanes at a time (the vector exp of
@@ -16,16 +33,13 @@ export const SOFTMAX = kernel({
   name: 'softmax_f32',
   params: i32('x', 'out', 'rows', 'cols'),
   emit(f, { x, out, rows, cols }) {
-    const [row, j, vectorBytes, rowBytes] = f.locals(I, 4);
+    const [row, j] = f.locals(I, 2);
     const [m, z, k, e, total, scale] = f.locals(V, 6);
     const [rowMax, inverse] = f.locals(ValType.f32, 2);
     const sum = f.local(ValType.f64);
-    f.set(vectorBytes, op('i32.shl', op('i32.and', cols, -4), 2));
-    f.set(rowBytes, op('i32.shl', cols, 2));
+    const { rowBytes, vectors, tail } = rowLoops(f, cols, j);
     const xAt = op('i32.add', x, j);
     const outAt = op('i32.add', out, j);
-    const vectors = (body: () => void) => f.for(j, 0, vectorBytes, 16, body);
-    const tail = (body: () => void) => f.for(j, vectorBytes, rowBytes, 4, body);
     f.for(row, 0, rows, 1, () => {
       f.set(m, f32x4(Number.NEGATIVE_INFINITY));
       // Pseudo-max (one instruction) skips a NaN lane here; the NaN still makes the sum, so the row, NaN.
@@ -40,13 +54,9 @@ export const SOFTMAX = kernel({
         f.set(z, sub(simdLoad('v128.load', xAt), m));
         emitExp(f, z, k, e);
         f.storeV128(outAt, e);
-        f.set(total, simd('f64x2.add', total, simd('f64x2.promote_low_f32x4', e)));
-        f.set(
-          total,
-          simd('f64x2.add', total, simd('f64x2.promote_low_f32x4', shuffle32(e, e, [2, 3, 0, 1]))),
-        );
+        addWidened(f, total, total, e);
       });
-      f.set(sum, op('f64.add', lane('f64x2.extract_lane', total, 0), lane('f64x2.extract_lane', total, 1)));
+      f.set(sum, widenedTotal(total));
       tail(() => {
         f.set(z, simd('f32x4.splat', op('f32.sub', load('f32.load', xAt), rowMax)));
         emitExp(f, z, k, e);
@@ -74,30 +84,19 @@ export const SOFTMAX_GRAD = kernel({
   name: 'softmax_grad_f32',
   params: i32('y', 'g', 'out', 'rows', 'cols'),
   emit(f, { y, g, out, rows, cols }) {
-    const [row, j, vectorBytes, rowBytes] = f.locals(I, 4);
+    const [row, j] = f.locals(I, 2);
     const [product, total, dotVector] = f.locals(V, 3);
     const dotScalar = f.local(ValType.f32);
     const sum = f.local(ValType.f64);
-    f.set(vectorBytes, op('i32.shl', op('i32.and', cols, -4), 2));
-    f.set(rowBytes, op('i32.shl', cols, 2));
-    const at = (base: typeof y) => op('i32.add', base, j);
-    const vectors = (body: () => void) => f.for(j, 0, vectorBytes, 16, body);
-    const tail = (body: () => void) => f.for(j, vectorBytes, rowBytes, 4, body);
+    const { rowBytes, vectors, tail } = rowLoops(f, cols, j);
+    const at = (base: Local) => op('i32.add', base, j);
     f.for(row, 0, rows, 1, () => {
       f.set(total, v128Zero);
       vectors(() => {
         f.set(product, mul(simdLoad('v128.load', at(g)), simdLoad('v128.load', at(y))));
-        f.set(total, simd('f64x2.add', total, simd('f64x2.promote_low_f32x4', product)));
-        f.set(
-          total,
-          simd(
-            'f64x2.add',
-            total,
-            simd('f64x2.promote_low_f32x4', shuffle32(product, product, [2, 3, 0, 1])),
-          ),
-        );
+        addWidened(f, total, total, product);
       });
-      f.set(sum, op('f64.add', lane('f64x2.extract_lane', total, 0), lane('f64x2.extract_lane', total, 1)));
+      f.set(sum, widenedTotal(total));
       tail(() =>
         f.set(
           sum,
