@@ -54,7 +54,7 @@ const mutations = [
   {
     name: 'the bias is added again after the packed product that added it',
     file: 'packages/backend-cpu/src/matmul.ts',
-    from: 'if (bias && !(plan.addsBias && operands.bias !== undefined))',
+    from: 'if (bias && !plan.addsBias)',
     to: 'if (bias)',
     groups: ['linear'],
   },

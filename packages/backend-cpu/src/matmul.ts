@@ -1,4 +1,5 @@
 import type { MatmulSpec } from '@loom/tensor';
+import { binaryKernel } from './binary';
 import type { FloatArray } from './precision';
 import type { CpuStorage } from './storage';
 import { forkJoin } from './threads/fork-join';
@@ -27,35 +28,40 @@ export function matmulInto(
   }
   if (k === 0 || batch * m * n === 0) {
     out.f32.fill(0, 0, batch * m * n);
-    if (bias) addBiasRows(out, bias, batch * m);
+    if (bias) addBiasRows(settings, out, bias, batch * m);
     return;
   }
   const runtime = kernelRuntime(settings);
   const [addressA, addressB, addressOut] = [a.address, b.address, out.address];
   if (!runtime || addressA === undefined || addressB === undefined || addressOut === undefined) {
     matmulJs(spec, a.f32, b.f32, out.f32);
-    if (bias) addBiasRows(out, bias, batch * m);
+    if (bias) addBiasRows(settings, out, bias, batch * m);
     return;
   }
   if (settings.threads === 1 && batch === 1 && m === 1 && spec.transB) {
     // The decode step's product with a weight stored [out, in], on this thread: no plan to build.
     runtime.kernels.gemv_t(1, 0, 0, 0, n, k, addressA, addressB, addressOut, runtime.work.offset);
-    if (bias) addBiasRows(out, bias, 1);
+    if (bias) addBiasRows(settings, out, bias, 1);
     return;
   }
-  const operands = { a: addressA, b: addressB, out: addressOut, bias: bias?.address };
-  const plan = planMatmul(spec, operands, runtime.features);
+  const plan = planMatmul(
+    spec,
+    { a: addressA, b: addressB, out: addressOut, bias: bias?.address },
+    runtime.features,
+  );
   forkJoin(runtime, settings.threads, plan.kernel, plan.micros, (threads) => chunkPlan(plan, threads));
-  if (bias && !(plan.addsBias && operands.bias !== undefined)) addBiasRows(out, bias, batch * m);
+  if (bias && !plan.addsBias) addBiasRows(settings, out, bias, batch * m);
 }
 
-/** out[r, j] += bias[j] for the first `rows` rows of out [rows, n]. */
-function addBiasRows(out: CpuStorage, bias: CpuStorage, rows: number): void {
-  const [o, b] = [out.f32, bias.f32];
-  const n = b.length;
-  for (let r = 0; r < rows; r++) {
-    for (let j = 0; j < n; j++) o[r * n + j] += b[j];
-  }
+/** out [rows, n] += bias [n] on every row, in place, by the element-wise add. */
+function addBiasRows(settings: CpuKernelSettings, out: CpuStorage, bias: CpuStorage, rows: number): void {
+  const shape = [rows, bias.length];
+  binaryKernel(settings, 'add', 'f32', out, shape, bias, [bias.length], out, shape);
+}
+
+/** A product of `rows` rows times a weight stored [n, k] (transposed), as matmulInto takes it. */
+export function weightProduct(rows: number, n: number, k: number): MatmulSpec {
+  return { batch: 1, m: rows, n, k, transA: false, transB: true, aBatchStride: 0, bBatchStride: 0 };
 }
 
 /** Throws unless the storages hold the matrices `spec` describes (kernels trust these sizes). */

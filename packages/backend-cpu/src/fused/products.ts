@@ -1,5 +1,5 @@
 import { type FusedKernels, QUANT_BLOCK, quantizedShape, sizeOf } from '@loom/tensor';
-import { matmulInto } from '../matmul';
+import { matmulInto, weightProduct } from '../matmul';
 import { halfMatmulInto } from './half-matmul';
 import type { CpuKernelContext } from './kernel-context';
 import { quantizedMatmulInto } from './quantized-matmul';
@@ -18,16 +18,7 @@ export function productKernels(
     linear: (x, weight, bias) => {
       const [out, inner] = weight.shape;
       const rows = sizeOf(x.shape) / inner;
-      const spec = {
-        batch: 1,
-        m: rows,
-        n: out,
-        k: inner,
-        transA: false,
-        transB: true,
-        aBatchStride: 0,
-        bBatchStride: 0,
-      };
+      const spec = weightProduct(rows, out, inner);
       return ctx.out(rows * out, (o) => matmulInto(k, spec, ctx.get(x), ctx.get(weight), o, ctx.get(bias)));
     },
     quantizedMatmul: (x, scales, quants, type) => {

@@ -69,16 +69,14 @@ export function softmaxKernels(
   return {
     softmax: (x) =>
       ctx.out(sizeOf(x.shape), (o) => {
-        const cols = lastDim(x.shape);
-        const rows = cols === 0 ? 0 : sizeOf(x.shape) / cols;
+        const [rows, cols] = rowsOf(x.shape);
         if (!runRowKernel(ctx.settings, SOFTMAX_KERNEL, [ctx.get(x)], [], o, rows, cols)) {
           softmaxKernel(ctx.f32(x), cols, false, o.f32);
         }
       }),
     softmaxGrad: (y, grad) =>
       ctx.out(sizeOf(y.shape), (o) => {
-        const cols = lastDim(y.shape);
-        const rows = cols === 0 ? 0 : sizeOf(y.shape) / cols;
+        const [rows, cols] = rowsOf(y.shape);
         if (
           !runRowKernel(ctx.settings, SOFTMAX_GRAD_KERNEL, [ctx.get(y), ctx.get(grad)], [], o, rows, cols)
         ) {
@@ -96,4 +94,10 @@ export function softmaxKernels(
 
 function lastDim(shape: Shape): number {
   return shape[shape.length - 1];
+}
+
+/** [rows, cols] of a tensor taken as rows of its last axis. */
+function rowsOf(shape: Shape): [number, number] {
+  const cols = lastDim(shape);
+  return [cols === 0 ? 0 : sizeOf(shape) / cols, cols];
 }

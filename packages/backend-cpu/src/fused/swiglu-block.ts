@@ -1,6 +1,5 @@
-import type { MatmulSpec } from '@loom/tensor';
 import { swigluInto } from '../activation';
-import { matmulInto } from '../matmul';
+import { matmulInto, weightProduct } from '../matmul';
 import { normRowsInto } from '../norm-rows';
 import type { CpuPrecision } from '../precision';
 import { CpuStorage } from '../storage';
@@ -49,11 +48,6 @@ function intermediate(
   const sized = new CpuStorage('f32', length, false);
   kept[slot] = sized;
   return sized;
-}
-
-/** A product of `rows` rows times a weight stored [n, k] (transposed), as matmulInto takes it. */
-function weightProduct(rows: number, n: number, k: number): MatmulSpec {
-  return { batch: 1, m: rows, n, k, transA: false, transB: true, aBatchStride: 0, bBatchStride: 0 };
 }
 
 /**
