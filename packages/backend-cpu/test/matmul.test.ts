@@ -285,6 +285,42 @@ describe('matmul kernels', () => {
     }
   });
 
+  it('adds a bias to every row exactly as the product and then an add, on each kernel and each split', async () => {
+    const shapes = [
+      spec(1, 300, 64, { transB: true }), // matrix-vector
+      spec(5, 70, 33, { transB: true }), // few rows
+      spec(300, 260, 80), // packed, split by rows
+      spec(40, 3000, 96, { transB: true }), // packed, split by columns
+      spec(30, 21, 9, { batch: 2 }), // packed, two entries
+    ];
+    const modes = [
+      { wasm: true, threads: 1 },
+      { wasm: true, threads: 2 },
+      { wasm: false, threads: 1 },
+    ];
+    for (const mode of modes) {
+      const settings = cpuKernelSettings(mode);
+      expect(await cpuThreadsReady(settings)).toBe(mode.threads);
+      for (const s of shapes) {
+        const a = filled((s.batch - 1) * s.aBatchStride + s.m * s.k);
+        const b = filled((s.batch - 1) * s.bBatchStride + s.k * s.n);
+        const bias = filled(s.n);
+        const [plain, biased] = [filled(s.batch * s.m * s.n), filled(s.batch * s.m * s.n)];
+        matmulInto(settings, s, a, b, plain);
+        matmulInto(settings, s, a, b, biased, bias);
+        const want = plain.f32.map((v, i) => Math.fround(v + bias.f32[i % s.n]));
+        // The first differing element, if any (a diff of 120 000 values would take minutes to print).
+        const bad = want.findIndex((w, i) => !Object.is(w, biased.f32[i]));
+        const where = bad < 0 ? '' : ` at ${bad}: ${biased.f32[bad]} instead of ${want[bad]}`;
+        expect(bad, `${JSON.stringify(mode)} ${s.m}x${s.n}x${s.k}${where}`).toBe(-1);
+        for (const st of [a, b, bias, plain, biased]) st.free();
+      }
+    }
+    expect(() => matmulInto(oneThread, spec(2, 3, 4), filled(8), filled(12), filled(6), filled(2))).toThrow(
+      /the bias holds 2 values, the product has 3 columns/,
+    );
+  });
+
   it('reaches memory that grew after the workers started', async () => {
     const settings = cpuKernelSettings({ wasm: true, threads: 2 });
     expect(await cpuThreadsReady(settings)).toBe(2);
