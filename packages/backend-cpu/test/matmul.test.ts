@@ -285,6 +285,38 @@ describe('matmul kernels', () => {
     }
   });
 
+  it('sums each row of a matrix-vector product in the same order however many rows it reads at once', () => {
+    // gemv_t reads several parts of W at once and the rows left over one at a time: every row must come out with
+    // the bits it has alone. k = 45: four-vector blocks, a single vector, then a scalar tail.
+    const k = 45;
+    const x = filled(2 * k);
+    for (const n of [1, 5, 6, 7, 12, 13, 19, 40]) {
+      const w = filled(2 * n * k);
+      const out = new CpuStorage('f32', 2 * n, true);
+      matmulInto(
+        oneThread,
+        spec(1, n, k, { batch: 2, transB: true, aBatchStride: k, bBatchStride: n * k }),
+        x,
+        w,
+        out,
+      );
+      const row = new CpuStorage('f32', k, true);
+      const alone = new CpuStorage('f32', 1, true);
+      for (let p = 0; p < 2; p++) {
+        for (let j = 0; j < n; j++) {
+          row.f32.set(w.f32.subarray((p * n + j) * k, (p * n + j + 1) * k));
+          const xp = new CpuStorage('f32', k, true);
+          xp.f32.set(x.f32.subarray(p * k, (p + 1) * k));
+          matmulInto(oneThread, spec(1, 1, k, { transB: true }), xp, row, alone);
+          xp.free();
+          expect(out.f32[p * n + j], `n ${n}, entry ${p}, row ${j}`).toBe(alone.f32[0]);
+        }
+      }
+      for (const s of [w, out, row, alone]) s.free();
+    }
+    x.free();
+  });
+
   it('adds a bias to every row exactly as the product and then an add, on each kernel and each split', async () => {
     const shapes = [
       spec(1, 300, 64, { transB: true }), // matrix-vector
