@@ -22,8 +22,6 @@ const V = ValType.v128;
 const F = ValType.f32;
 /** Rows of A per register tile, each with 4 vector accumulators (3 or 4 rows spill on x64's 16 registers). */
 const GEMM_FEW_T_ROWS = 2;
-/** How far ahead of its block the first row tile touches W, in rows: two blocks (measured 3-5% ahead of one). */
-const TOUCH_AHEAD_ROWS = 8;
 const vadd = (a: Operand, b: Operand) => simd('f32x4.add', a, b);
 const splat = (address: Operand) => simdLoad('v128.load32_splat', address);
 
@@ -67,11 +65,12 @@ function laneSum(v: Local): Operand {
  * `gemm_few_t`: out[i, j] = sum_q A[i, q] W[j, q] for i < m, j < n, with A row-major [m, k], W
  * row-major [n, k] (a weight stored [out, in]) and out rows ldo apart. Built for few rows (m up
  * to about 16): W is read once, 4 rows at a time, and each such block stays in L1 while the dot
- * products of all rows of A with it accumulate in GEMM_FEW_T_ROWS x 4 vector registers. The first
- * row tile of a block also touches one cache line a step of the block TOUCH_AHEAD_ROWS rows further
- * on, so W streams in from L3 or memory while the block computes instead of stalling the tile that
- * reads it first ([8,288] x [32000,288]^T on one thread: 21 -> 26 GFLOP/s; 8 streams of batched
- * decode on 2 threads, 15M shape: 9.3 -> 8.1 ms a step). The last blocks touch their own rows, never past W.
+ * products of all rows of A with it accumulate in GEMM_FEW_T_ROWS x 4 vector registers. The 4 rows
+ * of a block come from the 4 quarters of W (row j of each; the last n mod 4 rows after them, one at
+ * a time), so W is read as 4 sequential streams: a core has more of memory's reads in flight, and
+ * they overlap the arithmetic (8 streams of batched decode on 2 threads, 15M shape: 6.3-6.6 -> 5.2-5.4
+ * ms a step, against 4 adjacent rows and a touch of the block two ahead). Every output is the sum it
+ * was with adjacent rows, bit for bit.
  * Parameters: pointers and steps in bytes, sizes and `ldo`, the output's row stride, in elements.
  */
 export const GEMM_FEW_T = kernel({
@@ -79,34 +78,28 @@ export const GEMM_FEW_T = kernel({
   params: i32('batch', 'aStep', 'wStep', 'oStep', 'm', 'n', 'k', 'ldo', 'a', 'w', 'out'),
   emit(f, { batch, aStep, wStep, oStep, m, n, k, ldo, a, w, out }, { features }) {
     const rows = GEMM_FEW_T_ROWS;
-    const [entry, i, j, q, kVec, nVec, rowBytes, ldoBytes, wRow, aRow, o] = f.locals(I, 11);
+    const [entry, i, j, q, kVec, part, rowBytes, ldoBytes, wRow, aRow, o] = f.locals(I, 11);
     const ap = f.locals(I, rows);
     const wp = f.locals(I, 4);
     const acc = Array.from({ length: rows }, () => f.locals(V, 4));
     const wv = f.locals(V, 4);
     const av = f.local(V);
-    const touched = f.local(V);
-    const ahead = f.local(I);
     const sums = f.locals(V, rows);
     const scalars = f.locals(F, rows);
     f.set(kVec, op('i32.and', k, -4));
-    f.set(nVec, op('i32.and', n, -4));
+    f.set(part, op('i32.div_u', n, 4));
     f.set(rowBytes, bytes(k));
     f.set(ldoBytes, bytes(ldo));
 
     /**
-     * The dot products of A's rows [i, i + r) with W's rows [j, j + cols), cols 4 or 1; with `touch`, one 64-byte
-     * line a step of the 4 rows at `ahead` too (k / 4 steps of 64 bytes: all 16k bytes of them).
+     * The dot products of A's rows [i, i + r) with W's row j of each quarter (cols 4, at wRow, wRow + part rows, ...)
+     * or its row j alone (cols 1).
      */
-    const tile = (r: number, cols: number, touch = false) => {
+    const tile = (r: number, cols: number) => {
       for (let t = 0; t < r; t++) f.set(ap[t], add(aRow, mul(t, rowBytes)));
-      for (let c = 0; c < cols; c++) f.set(wp[c], add(wRow, mul(c, rowBytes)));
+      for (let c = 0; c < cols; c++) f.set(wp[c], add(wRow, mul(mul(c, part), rowBytes)));
       for (let t = 0; t < r; t++) for (let c = 0; c < cols; c++) f.set(acc[t][c], v128Zero);
       f.for(q, 0, kVec, 4, () => {
-        if (touch) {
-          f.set(touched, simd('v128.or', touched, simdLoad('v128.load', ahead)));
-          f.set(ahead, add(ahead, 64));
-        }
         for (let c = 0; c < cols; c++) f.set(wv[c], simdLoad('v128.load', wp[c]));
         for (let t = 0; t < r; t++) {
           f.set(av, simdLoad('v128.load', ap[t]));
@@ -133,7 +126,14 @@ export const GEMM_FEW_T = kernel({
           }
           for (let c = 0; c < 4; c++) f.set(wp[c], add(wp[c], 4));
         });
-        for (let t = 0; t < r; t++) f.storeV128(add(o, mul(t, ldoBytes)), sums[t]);
+        for (let t = 0; t < r; t++) {
+          for (let c = 0; c < 4; c++)
+            f.store(
+              'f32.store',
+              add(add(o, mul(t, ldoBytes)), bytes(mul(c, part))),
+              lane('f32x4.extract_lane', sums[t], c),
+            );
+        }
         return;
       }
       for (let t = 0; t < r; t++) f.set(scalars[t], laneSum(acc[t][0]));
@@ -147,31 +147,18 @@ export const GEMM_FEW_T = kernel({
       for (let t = 0; t < r; t++) f.store('f32.store', add(o, mul(t, ldoBytes)), scalars[t]);
     };
 
-    /**
-     * W's rows [j, j + cols) against every row tile of A; with `touchFirst`, the first full row tile touches the rows
-     * TOUCH_AHEAD_ROWS further on (or, for the last blocks, its own rows: never past W).
-     */
-    const columns = (cols: number, touchFirst = false) => {
+    /** W's row j of each quarter (cols 4) or row j alone (cols 1) against every row tile of A. */
+    const columns = (cols: number) => {
       f.set(wRow, add(w, mul(j, rowBytes)));
-      f.set(i, 0);
-      if (touchFirst) {
-        const next = add(j, cols + TOUCH_AHEAD_ROWS);
-        f.set(ahead, op('select', add(wRow, mul(TOUCH_AHEAD_ROWS, rowBytes)), wRow, op('i32.le_s', next, n)));
-        f.if(op('i32.le_s', rows, m), () => {
-          f.set(aRow, a);
-          tile(rows, cols, true);
-          f.set(i, rows);
-        });
-      }
-      forRowTiles(f, i, i, m, rows, (r) => {
+      forRowTiles(f, i, 0, m, rows, (r) => {
         f.set(aRow, add(a, mul(i, rowBytes)));
         tile(r, cols);
       });
     };
 
     f.for(entry, 0, batch, 1, () => {
-      f.for(j, 0, nVec, 4, () => columns(4, true));
-      f.for(j, nVec, n, 1, () => columns(1));
+      f.for(j, 0, part, 1, () => columns(4));
+      f.for(j, mul(part, 4), n, 1, () => columns(1));
       f.set(a, add(a, aStep));
       f.set(w, add(w, wStep));
       f.set(out, add(out, oStep));
