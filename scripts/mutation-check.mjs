@@ -129,6 +129,20 @@ const mutations = [
     groups: ['softmax'],
   },
   {
+    name: "the matrix-vector product's later parts of W start k's scalar tail where the previous part left x (WebAssembly)",
+    file: 'packages/backend-cpu/src/wasm/gemv-kernel.ts',
+    from: 'f.set(xq, add(x, bytes(kVec)));',
+    to: '',
+    groups: ['matmul'],
+  },
+  {
+    name: "decode attention's later chunks of values start from zero instead of the sums so far (WebAssembly)",
+    file: 'packages/backend-cpu/src/wasm/decode-attention-kernel.ts',
+    from: "for (let u = 0; u < vectors; u++) f.set(acc[u], simdLoad('v128.load', add(oh, d), 16 * u));",
+    to: 'clear(vectors);',
+    groups: ['attention'],
+  },
+  {
     name: 'Q4_0 reads the nibbles at bit 4 twice (WebAssembly, plain SIMD)',
     file: 'packages/backend-cpu/src/wasm/quant-dot-kernel.ts',
     from: 'dot(2, nibble(8))',

@@ -106,6 +106,8 @@ const CASES: Case[] = [
   // hd 20: one block of 16 and one vector; multi-query; visible count not a multiple of 4.
   { b: 2, s: 19, h: 4, hkv: 1, hd: 20, offset: 18 },
   { b: 1, s: 300, h: 4, hkv: 2, hd: 64, offset: 299 },
+  // 129 keys: a chunk of 128, then one of a single key (the count mod 4 one by one).
+  { b: 1, s: 130, h: 3, hkv: 3, hd: 8, offset: 128 },
   { b: 2, s: 40, h: 2, hkv: 2, hd: 12, offset: 30, window: 7 },
   { b: 3, s: 9, h: 2, hkv: 1, hd: 16, offset: 8, mask: { kind: 'none' }, keyLengths: [9, 0, 3] },
   { b: 1, s: 12, h: 2, hkv: 1, hd: 8, offset: 2, mask: { kind: 'prefix', length: 10 } },

@@ -52,8 +52,8 @@ export function decodeAttentionInto(
   const kvRowBytes = hkv * hd * 4;
   const ranges = Array.from({ length: b }, (_, row) => visibleKeys(spec, row, 0, s));
   const longest = Math.max(0, ...ranges.map(({ start, end }) => end - start));
-  // Scores of every batch row: [B, H, longest], so rows may run at once.
-  const rowScores = h * longest;
+  // Scores of every batch row, each head's weights then 1 / their sum: [B, H, longest + 1], so rows may run at once.
+  const rowScores = h * (longest + 1);
   const scoresAddress = scoresArea(Math.max(1, b * rowScores))?.address;
   if (scoresAddress === undefined) return false;
   // Byte addresses of each row that sees a key; a row that sees none gets zeros.

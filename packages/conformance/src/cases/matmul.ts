@@ -20,6 +20,8 @@ const shapes: readonly MatmulShape[] = [
   { a: [1, 288], b: [288, 768] },
   { a: [1, 288], b: [768, 288], transB: true },
   { a: [1, 288], b: [32_000, 288], transB: true },
+  // One row against 37 outputs of 45: the matrix-vector kernel's parts of W, the row left over, k's scalar tail.
+  { a: [1, 45], b: [37, 45], transB: true },
   { a: [3, 5], b: [7, 5], transB: true },
   { a: [5, 3], b: [5, 7], transA: true },
   { a: [33, 17], b: [65, 33], transA: true, transB: true },
