@@ -57,6 +57,11 @@ function overRow(
  * attention a token.
  */
 const CHUNK_KEYS = 128;
+/**
+ * Parts of a chunk touched at once (row j of each), so the touch reads TOUCH_PARTS sequential streams: 830 keys as
+ * above, 6.3 -> 5.75 ms.
+ */
+const TOUCH_PARTS = 4;
 
 /**
  * `attend_one_f32`: attention of one query per head over `count` consecutive keys, for query heads
@@ -81,7 +86,7 @@ export const ATTEND_ONE = kernel({
   ],
   emit(f, { q, k, v, out, scores, h0, h1, group, count, hd, kvRowBytes, scale }, { features }) {
     const [h, j, d, rowBytes, blockEnd, qh, row, sc, oh, countVec, countBytes, headScores] = f.locals(I, 12);
-    const [c0, c1, lo, hi, touch] = f.locals(I, 5);
+    const [c0, c1, lo, hi, touch, part, partBytes] = f.locals(I, 7);
     const acc = f.locals(V, LANES);
     const [m, z, e, total, weight, touched] = f.locals(V, 6);
     const [score, max, sum] = f.locals(F, 3);
@@ -105,17 +110,28 @@ export const ATTEND_ONE = kernel({
     // The bytes of a row these heads' kv heads take.
     f.set(lo, op('i32.mul', op('i32.div_u', h0, group), rowBytes));
     f.set(hi, op('i32.mul', add(op('i32.div_u', op('i32.sub', h1, 1), group), 1), rowBytes));
-    /** `body()` for each chunk [c0, c1) of the keys, after one load a cache line of its rows at `base`. */
+    /**
+     * `body()` for each chunk [c0, c1) of the keys, after one load a cache line of its rows at `base` (TOUCH_PARTS
+     * parts at once, then the rows left over).
+     */
     const chunks = (base: Local, body: () => void) => {
       f.for(c0, 0, count, CHUNK_KEYS, () => {
         f.set(c1, scalar.min(add(c0, CHUNK_KEYS), count));
         f.set(row, add(base, op('i32.mul', c0, kvRowBytes)));
-        f.for(j, c0, c1, 1, () => {
+        f.set(part, op('i32.div_u', op('i32.sub', c1, c0), TOUCH_PARTS));
+        f.set(partBytes, op('i32.mul', part, kvRowBytes));
+        const touchRows = (parts: number) => {
           f.for(touch, lo, hi, 64, () => {
-            f.set(touched, simd('v128.or', touched, simdLoad('v128.load', add(row, touch))));
+            for (let p = 0; p < parts; p++) {
+              const at = p === 0 ? row : add(row, op('i32.mul', partBytes, p));
+              f.set(touched, simd('v128.or', touched, simdLoad('v128.load', add(at, touch))));
+            }
           });
           f.set(row, add(row, kvRowBytes));
-        });
+        };
+        f.for(j, 0, part, 1, () => touchRows(TOUCH_PARTS));
+        f.set(row, add(base, op('i32.mul', add(c0, op('i32.mul', part, TOUCH_PARTS)), kvRowBytes)));
+        f.for(j, add(c0, op('i32.mul', part, TOUCH_PARTS)), c1, 1, () => touchRows(1));
         body();
       });
     };
