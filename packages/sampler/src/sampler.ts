@@ -2,9 +2,9 @@ import { argmax } from './greedy';
 import { type TokenLogprob, topLogprobs } from './logprobs';
 import { penalizeLogits, warpLogits } from './pipeline';
 import { Rng } from './rng';
-import { sampleIndex } from './sample-index';
+import { drawIndex, sampleIndex } from './sample-index';
 import { type ResolvedSamplerConfig, resolveSamplerConfig, type SamplerConfig } from './sampler-config';
-import { logSumExp } from './softmax';
+import { maxLogit, softmaxWeights } from './softmax';
 import { describeValue } from './validate';
 
 /** One sampled token. */
@@ -40,6 +40,7 @@ export class Sampler {
   private readonly history: number[] = [];
   private penalized = new Float32Array(0);
   private warped = new Float32Array(0);
+  private weights = new Float64Array(0);
 
   constructor(config: SamplerConfig = {}) {
     this.config = resolveSamplerConfig(config);
@@ -67,11 +68,16 @@ export class Sampler {
     if (this.penalized.length !== logits.length) {
       this.penalized = new Float32Array(logits.length);
       this.warped = new Float32Array(logits.length);
+      this.weights = new Float64Array(logits.length);
     }
     const penalized = this.penalized;
     penalized.set(logits);
     penalizeLogits(penalized, this.config, this.history);
-    const lse = logSumExp(penalized);
+    // One pass of weights e^(logit - max) gives log Σ e^logit (as logSumExp computes it) and, when no warper changes
+    // the row, the weights of the draw too.
+    const max = maxLogit(penalized);
+    const total = max === Number.NEGATIVE_INFINITY ? 0 : softmaxWeights(penalized, this.weights, max);
+    const lse = total === 0 ? Number.NEGATIVE_INFINITY : max + Math.log(total);
     if (lse === Number.NEGATIVE_INFINITY) {
       throw new RangeError(
         'Sampler.sample: logit bias and penalties banned every token; nothing is left to sample',
@@ -82,9 +88,12 @@ export class Sampler {
         'Sampler.sample: the penalties pushed a logit to +Infinity; use smaller penalty or bias values',
       );
     }
+    const { temperature, topK, topP, minP } = this.config;
     let token: number;
-    if (this.config.temperature === 0) {
+    if (temperature === 0) {
       token = argmax(penalized);
+    } else if (temperature === 1 && topK === 0 && topP === 1 && minP === 0) {
+      token = drawIndex(this.weights, penalized.length, total, this.rng.nextFloat());
     } else {
       this.warped.set(penalized);
       token = sampleIndex(warpLogits(this.warped, this.config), this.rng.nextFloat());

@@ -16,10 +16,9 @@ export function maxLogit(logits: Float32Array): number {
 
 /**
  * Unnormalised probabilities exp(logit - max) in float64 (the largest is 1), written into `out`;
- * returns their sum, 0 when every token is banned.
+ * returns their sum, 0 when every token is banned. `max` is the row's largest logit.
  */
-export function softmaxWeights(logits: Float32Array, out: Float64Array): number {
-  const max = maxLogit(logits);
+export function softmaxWeights(logits: Float32Array, out: Float64Array, max = maxLogit(logits)): number {
   let sum = 0;
   for (let i = 0; i < logits.length; i++) {
     const weight = logits[i] === BANNED ? 0 : Math.exp(logits[i] - max);

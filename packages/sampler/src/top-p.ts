@@ -1,5 +1,6 @@
 import { softmaxWeights } from './softmax';
 import { checkNumber } from './validate';
+import { workRow } from './work-rows';
 
 /** Each pass that gathers too little probability lowers the candidate cutoff by this factor. */
 const CUTOFF_STEP = 16;
@@ -22,27 +23,29 @@ export function checkTopP(p: unknown): number {
 export function applyTopP(logits: Float32Array, p: number): Float32Array {
   checkTopP(p);
   if (p === 1) return logits;
-  const weights = new Float64Array(logits.length);
+  const weights = workRow('weights', logits.length);
   const target = p * softmaxWeights(logits, weights);
   if (target === 0) {
     throw new RangeError(`applyTopP: all ${logits.length} logits are -Infinity, so there is nothing to keep`);
   }
+  const count = logits.length;
   let possible = 0;
-  for (let i = 0; i < weights.length; i++) {
+  for (let i = 0; i < count; i++) {
     if (weights[i] > 0) possible++;
   }
-  let candidates = new Float64Array(0);
+  const gathered = workRow('candidates', possible);
+  let candidates = gathered.subarray(0, 0);
   for (let cutoff = 1; ; cutoff /= CUTOFF_STEP) {
-    const gathered: number[] = [];
+    let size = 0;
     let mass = 0;
-    for (let i = 0; i < weights.length; i++) {
+    for (let i = 0; i < count; i++) {
       if (weights[i] > 0 && weights[i] >= cutoff) {
-        gathered.push(weights[i]);
+        gathered[size++] = weights[i];
         mass += weights[i];
       }
     }
-    candidates = Float64Array.from(gathered);
-    if (mass >= target || gathered.length === possible) break;
+    candidates = gathered.subarray(0, size);
+    if (mass >= target || size === possible) break;
   }
   candidates.sort();
   // Walk the candidates from the heaviest: `smallest` is the last weight the nucleus needs and
@@ -59,7 +62,7 @@ export function applyTopP(logits: Float32Array, p: number): Float32Array {
     cumulative += candidates[i];
     if (cumulative >= target) break;
   }
-  for (let i = 0; i < logits.length; i++) {
+  for (let i = 0; i < count; i++) {
     if (weights[i] > smallest) continue;
     if (weights[i] === smallest && tiesKept > 0) tiesKept--;
     else logits[i] = Number.NEGATIVE_INFINITY;

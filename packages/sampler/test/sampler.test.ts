@@ -36,6 +36,32 @@ describe('sampleIndex', () => {
 });
 
 describe('Sampler: draws', () => {
+  it('draws at temperature 1 with no warper exactly as sampleIndex over the penalised row does', () => {
+    const logits = randomLogits(5, 3000, 4);
+    const config = { seed: 9, frequencyPenalty: 0.7, presencePenalty: 0.3 };
+    const sampler = new Sampler(config);
+    // The same steps by hand: penalties over the seen tokens, then an inverse-CDF draw with the same generator.
+    const rng = new Rng(9);
+    const seen: number[] = [];
+    for (let step = 0; step < 200; step++) {
+      const penalised = logits.slice();
+      const counts = new Map<number, number>();
+      for (const t of seen) counts.set(t, (counts.get(t) ?? 0) + 1);
+      for (const [t, n] of counts) penalised[t] -= n * 0.7 + 0.3;
+      const want = sampleIndex(penalised, rng.nextFloat());
+      expect(sampler.sample(logits).token, `step ${step}`).toBe(want);
+      seen.push(want);
+    }
+  });
+
+  it('gives the same draws on a short vocabulary after a longer one (work rows reused between calls)', () => {
+    const short = randomLogits(3, 50);
+    const fresh = Array.from({ length: 30 }, (_, i) => sampleIndex(short, i / 30));
+    sampleIndex(randomLogits(4, 5000), 0.5);
+    new Sampler({ seed: 1, temperature: 0.9, topP: 0.8 }).sample(randomLogits(6, 5000));
+    expect(Array.from({ length: 30 }, (_, i) => sampleIndex(short, i / 30))).toEqual(fresh);
+  });
+
   it('draws tokens with the softmax frequencies (chi-square, 20000 draws)', () => {
     const logits = row(1, 0.5, 0, -0.5, -1, 2, -3, 0.2);
     const sampler = new Sampler({ seed: 123 });
