@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { kvCacheBytes, SlotKVCache } from '@loom/kvcache';
 import { forwardBatch, headDim, type TransformerLM } from '@loom/nn';
+import { argmax, sum, type Tensor } from '@loom/tensor';
 import type { Tokenizer } from '@loom/tokenizer';
 import { ApiError } from './api-error';
 import type { Metrics } from './metrics';
@@ -183,11 +184,14 @@ export class Batcher {
     }));
     const { vocabSize } = this.model.config;
     const start = performance.now();
-    let logits: Float32Array;
+    let read: StepLogits;
     try {
       const out = forwardBatch(this.model, rows); // [S, vocab]
       try {
-        logits = await out.float32Data();
+        read = await readLogits(
+          out,
+          batch.every(({ sequence }) => sequence.greedy),
+        );
       } finally {
         out.dispose();
       }
@@ -201,7 +205,10 @@ export class Batcher {
       if (!sequence.ran(rows[i].tokens.length) || signal.aborted) return; // more prompt to prefill, or the client left
       let chosen: ReturnType<Sequence['choose']>;
       try {
-        chosen = sequence.choose(logits.subarray(i * vocabSize, (i + 1) * vocabSize));
+        chosen =
+          read.kind === 'rows'
+            ? sequence.choose(read.logits.subarray(i * vocabSize, (i + 1) * vocabSize))
+            : sequence.chooseArgmax(checkedArgmax(read, i));
       } catch (error) {
         this.#end(entry, () => listener.fail(serverError(error)));
         return;
@@ -226,6 +233,41 @@ export class Batcher {
     entry.sequence.release();
     if (!entry.signal.aborted) tell();
   }
+}
+
+/** What a step reads back: every row of logits, or (every sequence greedy) each row's argmax and sum. */
+type StepLogits =
+  | { readonly kind: 'rows'; readonly logits: Float32Array }
+  | { readonly kind: 'argmax'; readonly ids: ArrayLike<number>; readonly sums: Float32Array };
+
+/**
+ * Reads a step's logits [S, vocab]: all of them, or with `argmaxOnly` each row's argmax and sum taken on the device
+ * (8 bytes a row instead of 4 · vocab; the sum shows a NaN or +Infinity the row holds).
+ */
+async function readLogits(logits: Tensor, argmaxOnly: boolean): Promise<StepLogits> {
+  if (!argmaxOnly) return { kind: 'rows', logits: await logits.float32Data() };
+  const id = argmax(logits, -1); // [S] i32
+  const total = sum(logits, -1); // [S] f32
+  try {
+    const [ids, sums] = await Promise.all([id.data(), total.float32Data()]);
+    if (!(ids instanceof Int32Array))
+      throw new Error(`the argmax of the logits came back as ${ids.constructor.name}`);
+    return { kind: 'argmax', ids, sums };
+  } finally {
+    id.dispose();
+    total.dispose();
+  }
+}
+
+/** Row i's argmax; throws when the row holds NaN or +Infinity, as the sampler does for a row it reads. */
+function checkedArgmax(read: Extract<StepLogits, { kind: 'argmax' }>, i: number): number {
+  const check = read.sums[i];
+  if (Number.isNaN(check) || check === Number.POSITIVE_INFINITY) {
+    throw new Error(
+      `the logits hold NaN or +Infinity (their sum is ${check}); the model produced an invalid value — its weights or a kernel are broken`,
+    );
+  }
+  return read.ids[i];
 }
 
 function serverError(error: unknown): ApiError {

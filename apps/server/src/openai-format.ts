@@ -122,23 +122,27 @@ export class ResponseBuilder {
     const previous = this.#previous;
     this.#previous = step.token;
     if (topLogprobs === undefined) return null;
+    const { logprob } = step;
+    // Only a sequence that asked for none is chosen without them (Sequence.greedy).
+    if (logprob === undefined)
+      throw new Error(`token ${step.token} came without the log-probability asked for`);
     const chosen = this.#tokenText(step.token, previous);
     const top = (step.top ?? []).map((t) => ({ ...this.#tokenText(t.token, previous), logprob: t.logprob }));
     if (this.#chat) {
-      const entry = { ...chosen, logprob: step.logprob, top_logprobs: top };
+      const entry = { ...chosen, logprob, top_logprobs: top };
       this.#chatLogprobs.push(entry);
       return { content: [entry] };
     }
     const lp = this.#completionLogprobs;
     const tops = Object.fromEntries(top.map((t) => [t.token, t.logprob]));
     lp.tokens.push(chosen.token);
-    lp.token_logprobs.push(step.logprob);
+    lp.token_logprobs.push(logprob);
     lp.top_logprobs.push(tops);
     lp.text_offset.push(this.#offset);
     this.#offset += chosen.token.length;
     return {
       tokens: [chosen.token],
-      token_logprobs: [step.logprob],
+      token_logprobs: [logprob],
       top_logprobs: [tops],
       text_offset: [this.#offset - chosen.token.length],
     };

@@ -1,7 +1,7 @@
 import { cacheForModel, type KVSlot, type ModelKVCache, type SlotKVCache } from '@loom/kvcache';
 import type { TransformerLM } from '@loom/nn';
 import { defaultEosTokens } from '@loom/runtime';
-import { Sampler, StoppingCriteria, type StopReason, type TokenLogprob } from '@loom/sampler';
+import { isPlainGreedy, Sampler, StoppingCriteria, type StopReason, type TokenLogprob } from '@loom/sampler';
 import { StreamDecoder, type Tokenizer } from '@loom/tokenizer';
 import type { GenerationRequest } from './parse-request';
 
@@ -12,7 +12,8 @@ export type FinishReason = 'stop' | 'length';
 export interface TokenStep {
   readonly token: number;
   readonly text: string;
-  readonly logprob: number;
+  /** log p(token); undefined for a greedy sequence chosen by its argmax alone (one that asked for none). */
+  readonly logprob: number | undefined;
   readonly top: readonly TokenLogprob[] | undefined;
 }
 
@@ -37,6 +38,11 @@ function finishReason(reason: StopReason): FinishReason {
  */
 export class Sequence {
   readonly sampler: Sampler;
+  /**
+   * Greedy with no bias, penalties or log-probabilities: the argmax of the logits is all it needs, so the batcher
+   * may take it on the device (`chooseArgmax`) instead of reading the row.
+   */
+  readonly greedy: boolean;
   readonly criteria: StoppingCriteria;
   readonly #decoder: StreamDecoder;
   readonly #promptTokens: number;
@@ -54,6 +60,7 @@ export class Sequence {
   ) {
     this.sampler = new Sampler(request.sampling);
     this.sampler.observe(request.prompt);
+    this.greedy = isPlainGreedy(this.sampler.config) && request.topLogprobs === undefined;
     this.criteria = new StoppingCriteria({
       eosTokenIds: defaultEosTokens(tokenizer),
       stopStrings: request.stopStrings,
@@ -110,6 +117,20 @@ export class Sequence {
    */
   choose(row: Float32Array): { step: TokenStep; finish: Finish | undefined } {
     const { token, logprob, top } = this.sampler.sample(row);
+    return this.#take(token, logprob, top);
+  }
+
+  /** The step of a greedy sequence whose argmax the batcher took on the device (see `greedy`). */
+  chooseArgmax(token: number): { step: TokenStep; finish: Finish | undefined } {
+    if (!this.greedy) throw new Error('Sequence.chooseArgmax: this sequence samples from its logits row');
+    return this.#take(token, undefined, undefined);
+  }
+
+  #take(
+    token: number,
+    logprob: number | undefined,
+    top: readonly TokenLogprob[] | undefined,
+  ): { step: TokenStep; finish: Finish | undefined } {
     this.#generated++;
     const stop = this.criteria.push(token, this.#decoder.push(token));
     const step = { token, text: stop.text, logprob, top };

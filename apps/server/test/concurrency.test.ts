@@ -65,6 +65,29 @@ describe('continuous batching', () => {
     expect(getBackend().liveCount()).toBe(live);
   });
 
+  it('greedy clients get the same tokens whether their batch takes argmaxes on the device or reads every row', async () => {
+    // All greedy: each step reads back one argmax a row. One client asking for log-probabilities makes the steps
+    // it shares read every row of logits for the sampler instead.
+    const expected = await Promise.all(
+      prompts.slice(0, 4).map((p) => alone(served, served.tokenizer.encode(p, { bos: true }), 30)),
+    );
+    const { server, client } = await startServer(served, { parallel: 8, prefillChunk: 2 });
+    try {
+      const greedy = await Promise.all(prompts.slice(0, 4).map((p) => streamText(client, p, 30)));
+      expect(greedy).toEqual(expected.map((e) => e.text));
+      const [withLogprobs, ...others] = await Promise.all([
+        client.completions.create({ model, prompt: prompts[0], max_tokens: 30, temperature: 0, logprobs: 2 }),
+        ...prompts.slice(1, 4).map((p) => streamText(client, p, 30)),
+      ]);
+      expect([withLogprobs.choices[0].text, ...others]).toEqual(expected.map((e) => e.text));
+      const logprobs = withLogprobs.choices[0].logprobs?.token_logprobs ?? [];
+      expect(logprobs).toHaveLength(expected[0].tokens.length);
+      for (const lp of logprobs) expect(lp).toBeLessThanOrEqual(0);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a client aborting mid-stream frees its sequence and cache for the next request', async () => {
     const live = getBackend().liveCount();
     const { server, client, baseURL } = await startServer(served, { parallel: 1, queue: 4 });

@@ -1,4 +1,4 @@
-import { type ResolvedSamplerConfig, Sampler, type SamplerConfig, type TokenLogprob } from '@loom/sampler';
+import { isPlainGreedy, Sampler, type SamplerConfig, type TokenLogprob } from '@loom/sampler';
 import { argmax, sum, type Tensor } from '@loom/tensor';
 
 /** The token chosen from one row of logits. */
@@ -10,18 +10,6 @@ export interface Choice {
   readonly top?: readonly TokenLogprob[];
   /** The logits row the token was chosen from, when asked for. */
   readonly logits?: Float32Array;
-}
-
-/** Plain greedy decoding: nothing but the argmax matters, so the device can compute it. */
-function isPlainGreedy(config: ResolvedSamplerConfig): boolean {
-  return (
-    config.temperature === 0 &&
-    config.logitBias.size === 0 &&
-    config.repetitionPenalty === 1 &&
-    config.frequencyPenalty === 0 &&
-    config.presencePenalty === 0 &&
-    config.topLogprobs === 0
-  );
 }
 
 /**

@@ -9,6 +9,7 @@ export { applyLogitBias, type LogitBias, MAX_LOGIT_BIAS } from './logit-bias';
 export { type TokenLogprob, topLogprobs } from './logprobs';
 export { applyMinP } from './min-p';
 export { penalizeLogits, processLogits, warpLogits } from './pipeline';
+export { isPlainGreedy } from './plain-greedy';
 export { applyRepetitionPenalty, type RepetitionPenalty } from './repetition-penalty';
 export { MAX_SEED, Rng } from './rng';
 export { sampleIndex } from './sample-index';

@@ -2,8 +2,7 @@ import { CpuBackend } from '@loom/backend-cpu';
 import { KVCache, SlotKVCache } from '@loom/kvcache';
 import { loadModelFile, transformerFromTensors } from '@loom/models';
 import { forwardBatch, TransformerLM } from '@loom/nn';
-import { argmax } from '@loom/sampler';
-import { type Backend, setBackend } from '@loom/tensor';
+import { argmax, type Backend, setBackend, sum } from '@loom/tensor';
 import { backendLabel } from '../backend-label';
 import { integerFlag } from '../flags';
 import { stories15MShape } from '../model-shapes';
@@ -47,10 +46,13 @@ async function decodeSeconds(
       model,
       caches.map((cache, s) => ({ tokens: tokens[s], offset, cache })),
     ); // [streams, vocab]
-    const rows = await logits.float32Data();
-    logits.dispose();
+    // As the server does for greedy requests: each row's argmax and its sum (its check for NaN) on the device.
+    const ids = argmax(logits, -1); // [streams] i32
+    const sums = sum(logits, -1); // [streams] f32
+    const [chosen] = await Promise.all([ids.data(), sums.data()]);
+    for (const t of [logits, ids, sums]) t.dispose();
     offset += tokens[0].length;
-    tokens = caches.map((_, s) => [argmax(rows.subarray(s * vocabSize, (s + 1) * vocabSize))]);
+    tokens = caches.map((_, s) => [chosen[s]]);
   };
   await run(); // the prefill, not timed
   const start = performance.now();
@@ -144,7 +146,7 @@ export const serveSuite: Suite = {
     }
     notes.push(
       `${steps - 1} decode steps after a ${PROMPT_TOKENS}-token prompt per stream, one forwardBatch pass per step ` +
-        'over all streams, greedy, the streams in the slots of one SlotKVCache as the server keeps them (one attention ' +
+        'over all streams, greedy (the argmax and sum of each row taken on the device, as the server does for greedy requests), the streams in the slots of one SlotKVCache as the server keeps them (one attention ' +
         `call per layer); "own caches": a KVCache per stream (attention per stream). Median of ${ROUNDS} rounds; Loom on ${backendLabel(backend, options.backend)}.`,
       'matrix GFLOP/s: 2 x the streamed weights (the matrices; the embedding when tied) x tokens/s, attention left out; ' +
         'weights GB/s: their f32 bytes x steps/s, the bytes every step reads once however many streams share it. ' +
