@@ -113,7 +113,7 @@ export const attentionOp = fusedOp({
       { b: 2, t: 5, s: 5, h: 6, hkv: 1, hd: 12, label: 'multi-query prefill' },
       { b: 1, t: 1, s: 37, h: 8, hkv: 4, hd: 8, label: 'decode one token after 36 cached (offset 36)' },
       { b: 2, t: 1, s: 70, h: 6, hkv: 3, hd: 48, label: 'decode one token after 69 cached, head size 48' },
-      { b: 1, t: 1, s: 203, h: 4, hkv: 2, hd: 16, label: 'decode one token after 202 cached (past 128 keys)' },
+      { b: 1, t: 1, s: 203, h: 4, hkv: 2, hd: 16, label: 'decode after 202 cached keys (two chunks)' },
       { b: 1, t: 1, s: 40, h: 4, hkv: 2, hd: 20, window: 9, label: 'decode one token, sliding window 9' },
       { b: 2, t: 3, s: 20, h: 6, hkv: 2, hd: 48, label: 'three queries after 17 cached keys' },
       { b: 1, t: 130, s: 130, h: 4, hkv: 2, hd: 32, label: 'long prefill' },
