@@ -18,6 +18,7 @@ import {
   uniformAt,
 } from '@loom/tensor';
 import { unaryVectorInto } from './activation';
+import { argmaxRowsInto } from './argmax-rows';
 import { binaryKernel, compareKernel, whereKernel } from './binary';
 import { sumColumnsInto } from './column-sum';
 import { adamwKernels } from './fused/adamw';
@@ -223,7 +224,15 @@ export class CpuBackend implements Backend {
   }
 
   argmax(x: TensorInfo, dims: ReduceDims): DataId {
-    return this.#out('i32', dims.outer * dims.inner, (o) => argmaxKernel(this.#values(x), dims, o.i32));
+    return this.#out('i32', dims.outer * dims.inner, (o) => {
+      // f32 rows (the last axis) in WebAssembly where they can: the greedy choice of a decode step.
+      if (
+        x.dtype !== 'f32' ||
+        dims.inner !== 1 ||
+        !argmaxRowsInto(this.kernelSettings, this.#get(x.id), dims, o)
+      )
+        argmaxKernel(this.#values(x), dims, o.i32);
+    });
   }
 
   matmul(a: TensorInfo, b: TensorInfo, spec: MatmulSpec): DataId {

@@ -1,5 +1,6 @@
 import { ACTIVATIONS } from './activation-kernel';
 import { ADAMW } from './adamw-kernel';
+import { ARGMAX } from './argmax-kernel';
 import { COLUMN_SUM } from './column-sum-kernel';
 import { COPY_ROWS } from './copy-kernel';
 import { ATTEND_ONE } from './decode-attention-kernel';
@@ -34,6 +35,7 @@ export const KERNELS = [
   SOFTMAX_GRAD,
   COLUMN_SUM,
   ROW_SUM,
+  ARGMAX,
   ...NORMS,
   ADAMW,
   COPY_ROWS,
