@@ -55,8 +55,9 @@ export const ARGMAX = kernel({
       }
       f.set(l, op('i32.shr_u', vectorBytes, 2));
       f.for(at, vectorBytes, rowBytes, 4, () => {
-        f.if(op('f32.gt', load('f32.load', op('i32.add', x, at)), bestValue), () => {
-          f.set(bestValue, load('f32.load', op('i32.add', x, at)));
+        f.set(value, load('f32.load', op('i32.add', x, at)));
+        f.if(op('f32.gt', value, bestValue), () => {
+          f.set(bestValue, value);
           f.set(best, l);
         });
         f.set(l, op('i32.add', l, 1));
