@@ -73,11 +73,11 @@ export class Sampler {
     const penalized = this.penalized;
     penalized.set(logits);
     penalizeLogits(penalized, this.config, this.history);
-    // One pass of weights e^(logit - max) gives log Σ e^logit (as logSumExp computes it) and, when no warper changes
-    // the row, the weights of the draw too.
+    // One pass of weights e^(logit - max) gives log Σ e^logit (as logSumExp computes it; -Infinity when every token
+    // is banned, as their sum is 0) and, when no warper changes the row, the weights of the draw too.
     const max = maxLogit(penalized);
-    const total = max === Number.NEGATIVE_INFINITY ? 0 : softmaxWeights(penalized, this.weights, max);
-    const lse = total === 0 ? Number.NEGATIVE_INFINITY : max + Math.log(total);
+    const total = softmaxWeights(penalized, this.weights, max);
+    const lse = max + Math.log(total);
     if (lse === Number.NEGATIVE_INFINITY) {
       throw new RangeError(
         'Sampler.sample: logit bias and penalties banned every token; nothing is left to sample',
