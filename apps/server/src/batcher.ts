@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { kvCacheBytes, SlotKVCache } from '@loom/kvcache';
 import { forwardBatch, headDim, type TransformerLM } from '@loom/nn';
+import { checkLogitSum } from '@loom/runtime';
 import { argmax, sum, type Tensor } from '@loom/tensor';
 import type { Tokenizer } from '@loom/tokenizer';
 import { ApiError } from './api-error';
@@ -250,8 +251,6 @@ async function readLogits(logits: Tensor, argmaxOnly: boolean): Promise<StepLogi
   const total = sum(logits, -1); // [S] f32
   try {
     const [ids, sums] = await Promise.all([id.data(), total.float32Data()]);
-    if (!(ids instanceof Int32Array))
-      throw new Error(`the argmax of the logits came back as ${ids.constructor.name}`);
     return { kind: 'argmax', ids, sums };
   } finally {
     id.dispose();
@@ -261,12 +260,7 @@ async function readLogits(logits: Tensor, argmaxOnly: boolean): Promise<StepLogi
 
 /** Row i's argmax; throws when the row holds NaN or +Infinity, as the sampler does for a row it reads. */
 function checkedArgmax(read: Extract<StepLogits, { kind: 'argmax' }>, i: number): number {
-  const check = read.sums[i];
-  if (Number.isNaN(check) || check === Number.POSITIVE_INFINITY) {
-    throw new Error(
-      `the logits hold NaN or +Infinity (their sum is ${check}); the model produced an invalid value — its weights or a kernel are broken`,
-    );
-  }
+  checkLogitSum(read.sums[i], 'forwardBatch');
   return read.ids[i];
 }
 

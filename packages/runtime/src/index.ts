@@ -5,6 +5,7 @@ export { defaultEosTokens, encodePrompt } from './default-stops';
 export type { GenerateOptions } from './generate-options';
 export type { GenerationEvent, GenerationStats, GenerationTimings } from './generation-event';
 export { InferenceSession, type InferenceSessionOptions } from './inference-session';
+export { checkLogitSum } from './logit-sum-check';
 export { type PerplexityOptions, type PerplexityResult, perplexity } from './perplexity';
 export { RecurrentGenerator } from './recurrent-generator';
 export type { RecurrentModel, RecurrentState } from './recurrent-model';

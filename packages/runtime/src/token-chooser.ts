@@ -1,5 +1,6 @@
 import { isPlainGreedy, Sampler, type SamplerConfig, type TokenLogprob } from '@loom/sampler';
 import { argmax, sum, type Tensor } from '@loom/tensor';
+import { checkLogitSum } from './logit-sum-check';
 
 /** The token chosen from one row of logits. */
 export interface Choice {
@@ -42,11 +43,7 @@ export class TokenChooser {
       const total = sum(logits); // [] f32
       try {
         const [[token], [check]] = await Promise.all([id.data(), total.data()]);
-        if (Number.isNaN(check) || check === Number.POSITIVE_INFINITY) {
-          throw new Error(
-            `generate: the logits hold NaN or +Infinity (their sum is ${check}); the model produced an invalid value — its weights or a kernel are broken`,
-          );
-        }
+        checkLogitSum(check, 'generate');
         return { token };
       } finally {
         id.dispose();
