@@ -2,6 +2,7 @@ import { CpuBackend } from '@loom/backend-cpu';
 import { KVCache, SlotKVCache } from '@loom/kvcache';
 import { loadModelFile, transformerFromTensors } from '@loom/models';
 import { forwardBatch, TransformerLM } from '@loom/nn';
+import { checkLogitSum } from '@loom/runtime';
 import { argmax, type Backend, setBackend, sum } from '@loom/tensor';
 import { backendLabel } from '../backend-label';
 import { integerFlag } from '../flags';
@@ -49,10 +50,13 @@ async function decodeSeconds(
     // As the server does for greedy requests: each row's argmax and its sum (its check for NaN) on the device.
     const ids = argmax(logits, -1); // [streams] i32
     const sums = sum(logits, -1); // [streams] f32
-    const [chosen] = await Promise.all([ids.data(), sums.data()]);
+    const [chosen, checks] = await Promise.all([ids.data(), sums.data()]);
     for (const t of [logits, ids, sums]) t.dispose();
     offset += tokens[0].length;
-    tokens = caches.map((_, s) => [chosen[s]]);
+    tokens = caches.map((_, s) => {
+      checkLogitSum(checks[s], 'bench serve');
+      return [chosen[s]];
+    });
   };
   await run(); // the prefill, not timed
   const start = performance.now();
