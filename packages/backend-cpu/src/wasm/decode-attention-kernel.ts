@@ -3,6 +3,7 @@ import {
   f32x4,
   type Local,
   lane,
+  laneSum,
   load,
   mulAdd,
   op,
@@ -28,12 +29,6 @@ const { add } = scalar;
  */
 const LANES = 4;
 const BLOCK_BYTES = 16 * LANES;
-
-/** The sum of the four f32 lanes of `v`. */
-function laneSum(v: Local) {
-  const at = (i: number) => lane('f32x4.extract_lane', v, i);
-  return op('f32.add', op('f32.add', at(0), at(1)), op('f32.add', at(2), at(3)));
-}
 
 /**
  * Runs `body(vectors)` over the bytes [0, rowBytes) of a row: blocks of LANES vectors while a
