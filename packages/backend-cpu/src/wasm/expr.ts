@@ -71,20 +71,22 @@ export function simd(name: SimdOp, ...operands: Operand[]): Expr {
 
 /** The module's optional instruction sets, chosen by what the engine validates. */
 export interface KernelFeatures {
-  /** Relaxed SIMD: multiply-adds use `f32x4.relaxed_madd` (one FMA where the hardware has it). */
-  readonly relaxedSimd: boolean;
+  /** Relaxed SIMD's multiply-add: multiply-adds use `f32x4.relaxed_madd` (one FMA where the hardware has it). */
+  readonly relaxedMadd: boolean;
+  /** Relaxed SIMD's byte dot product: the quantized products use `i32x4.relaxed_dot_i8x16_i7x16_add_s`. */
+  readonly relaxedDot: boolean;
 }
 
 /** Only the instructions of WebAssembly SIMD (128-bit), which every supported engine has. */
-export const BASELINE_FEATURES: KernelFeatures = { relaxedSimd: false };
+export const BASELINE_FEATURES: KernelFeatures = { relaxedMadd: false, relaxedDot: false };
 
 /** acc + a * b on f32x4: one relaxed multiply-add with relaxed SIMD, else a multiply and an add. */
 export function mulAdd(features: KernelFeatures, a: Operand, b: Operand, acc: Operand): Expr {
-  if (!features.relaxedSimd) return simd('f32x4.add', acc, simd('f32x4.mul', a, b));
+  if (!features.relaxedMadd) return simd('f32x4.add', acc, simd('f32x4.mul', a, b));
   return relaxedSimd('f32x4.relaxed_madd', a, b, acc);
 }
 
-/** A relaxed SIMD instruction applied to its operands: only in modules built with `relaxedSimd`. */
+/** A relaxed SIMD instruction applied to its operands: only in modules built with the feature it belongs to. */
 export function relaxedSimd(name: RelaxedSimdOp, ...operands: Operand[]): Expr {
   return expr((code) => {
     for (const o of operands) emitOperand(code, o);

@@ -57,7 +57,7 @@ export function gemmLayout(config: GemmConfig): GemmLayout {
  * while 4 x 12 and 3 x 16 ran slower than 4 x 8.
  */
 export function gemmConfig(features: KernelFeatures): GemmConfig {
-  return features.relaxedSimd ? FUSED_CONFIG : PLAIN_CONFIG;
+  return features.relaxedMadd ? FUSED_CONFIG : PLAIN_CONFIG;
 }
 
 const PLAIN_CONFIG: GemmConfig = { mr: 4, nv: 2, kc: 256, mc: 128, nc: 2048 };

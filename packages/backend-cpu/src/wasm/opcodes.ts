@@ -150,7 +150,7 @@ export const SimdOp = {
 } as const;
 export type SimdOp = keyof typeof SimdOp;
 
-/** Relaxed SIMD instructions (Node 22+, current browsers): a * b + c, fused where the hardware has FMA; byte dot products. */
+/** Relaxed SIMD instructions (Node 22+, Node 20 behind a flag, current browsers): a * b + c, fused where the hardware has FMA; byte dot products. */
 export const RelaxedSimdOp = {
   'f32x4.relaxed_madd': 0x105,
   /** c + the sums of four products of signed bytes of a and bytes of b, exact where b's bytes are 0-127. */

@@ -48,8 +48,8 @@ export type ActivationForm = 'i16' | 'i16-nibbles' | 'i8' | 'split';
 
 /** The layout of x's codes the `type` kernel of a module built with `features` reads. */
 export function activationForm(type: QuantType, features: KernelFeatures): ActivationForm {
-  if (type === 'q8_0') return features.relaxedSimd ? 'split' : 'i16';
-  return features.relaxedSimd ? 'i8' : 'i16-nibbles';
+  if (type === 'q8_0') return features.relaxedDot ? 'split' : 'i16';
+  return features.relaxedDot ? 'i8' : 'i16-nibbles';
 }
 
 /** Bytes of one block of x's codes in `form`. */

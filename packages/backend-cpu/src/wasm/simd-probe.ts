@@ -1,19 +1,60 @@
-import { type KernelFeatures, mulAdd, relaxedSimd, v128Zero } from './expr';
+import { BASELINE_FEATURES, type KernelFeatures, mulAdd, relaxedSimd, simdLoad, v128Zero } from './expr';
+import type { FunctionBuilder } from './function-builder';
 import { ModuleBuilder } from './module-builder';
 
 /** Setting this environment variable to 0 builds the kernels without relaxed SIMD (Node), e.g. to compare the two. */
 export const RELAXED_SIMD_VARIABLE = 'LOOM_WASM_RELAXED_SIMD';
 
-/** Validates the smallest module that stores the v128 values computed with `features`. */
-function validates(features: KernelFeatures): boolean {
+/** A module with one function, `probe`, that `body` builds. */
+function probeModule(body: (f: FunctionBuilder) => void): Uint8Array<ArrayBuffer> {
   const mod = new ModuleBuilder({ initialPages: 1, maximumPages: 1, shared: false });
-  mod.func('probe', [], (f) => {
-    f.storeV128(0, mulAdd(features, v128Zero, v128Zero, v128Zero));
-    if (features.relaxedSimd) {
-      f.storeV128(0, relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', v128Zero, v128Zero, v128Zero));
-    }
+  mod.func('probe', [], body);
+  return mod.encode();
+}
+
+/** Whether the smallest module with the instructions of `relaxed` (or plain SIMD only) validates. */
+function validates(relaxed: boolean): boolean {
+  return WebAssembly.validate(
+    probeModule((f) => {
+      f.storeV128(0, mulAdd({ relaxedMadd: relaxed, relaxedDot: false }, v128Zero, v128Zero, v128Zero));
+      if (relaxed) f.storeV128(0, relaxedSimd(BYTE_DOT, v128Zero, v128Zero, v128Zero));
+    }),
+  );
+}
+
+const BYTE_DOT = 'i32x4.relaxed_dot_i8x16_i7x16_add_s';
+
+/**
+ * Whether the engine's byte dot product gives the exact sums the quantized kernels rely on (signed bytes of a times
+ * bytes of b in 0..127, plus c), run on bytes of both signs: Node 20's V8 11.3, behind its flag, validates the
+ * instruction but gives other sums (the quantized products were off by up to 100%).
+ */
+function byteDotIsExact(): boolean {
+  const memory = new WebAssembly.Memory({ initial: 1, maximum: 1 });
+  const module = new WebAssembly.Module(
+    probeModule((f) => {
+      const [a, b, c] = [0, 16, 32].map((at) => simdLoad('v128.load', at));
+      f.storeV128(48, relaxedSimd(BYTE_DOT, a, b, c));
+    }),
+  );
+  const { probe } = new WebAssembly.Instance(module, { env: { memory } }).exports as { probe: () => void };
+  const [a, b, c] = [
+    new Int8Array(memory.buffer, 0, 16),
+    new Int8Array(memory.buffer, 16, 16),
+    new Int32Array(memory.buffer, 32, 4),
+  ];
+  for (let i = 0; i < 16; i++) {
+    a[i] = ((i * 37) % 256) - 128;
+    b[i] = (i * 29 + 5) % 128;
+  }
+  c.set([1000, -2000, 3000, -4000]);
+  probe();
+  const out = new Int32Array(memory.buffer, 48, 4);
+  return out.every((sum, lane) => {
+    let expected = c[lane];
+    for (let j = 4 * lane; j < 4 * lane + 4; j++) expected += a[j] * b[j];
+    return sum === expected;
   });
-  return WebAssembly.validate(mod.encode());
 }
 
 /**
@@ -22,7 +63,7 @@ function validates(features: KernelFeatures): boolean {
  * validator's message).
  */
 export function engineHasSimd(): boolean {
-  return validates({ relaxedSimd: false });
+  return validates(false);
 }
 
 /** Whether LOOM_WASM_RELAXED_SIMD=0 turns relaxed SIMD off (Node; a browser has no environment). */
@@ -31,9 +72,29 @@ function relaxedSimdTurnedOff(): boolean {
 }
 
 /**
- * The optional instruction sets the kernels use: relaxed SIMD where the engine validates it (Node 22+, current
- * browsers) unless LOOM_WASM_RELAXED_SIMD=0.
+ * Turns on relaxed SIMD where the engine has it behind a flag: Node 20's V8 (11.3) validates it only with
+ * --experimental-wasm-relaxed-simd, which V8 11.4 (Node 22) made the default. Its fused multiply-add is the
+ * products' port limit (110M prefill of 128 on 2 threads, Node 20: 294-314 -> 271-285 ms). A wasm feature flag is
+ * read when a module is compiled, so setting it before the kernels are built is enough; hosts without `node:v8`
+ * (browsers) or that refuse the flag keep the plain kernels.
+ */
+function enableFlaggedRelaxedSimd(): void {
+  if (typeof process === 'undefined' || typeof process.getBuiltinModule !== 'function') return;
+  try {
+    process.getBuiltinModule('node:v8').setFlagsFromString('--experimental-wasm-relaxed-simd');
+  } catch {
+    // An engine with frozen flags: the plain kernels.
+  }
+}
+
+/**
+ * The optional instructions the kernels use: relaxed SIMD where the engine validates it (Node 22+, current
+ * browsers; Node 20 once its flag is on) unless LOOM_WASM_RELAXED_SIMD=0, its byte dot product only where it gives
+ * exact sums.
  */
 export function engineFeatures(): KernelFeatures {
-  return { relaxedSimd: !relaxedSimdTurnedOff() && validates({ relaxedSimd: true }) };
+  if (relaxedSimdTurnedOff()) return BASELINE_FEATURES;
+  if (!validates(true)) enableFlaggedRelaxedSimd();
+  if (!validates(true)) return BASELINE_FEATURES;
+  return { relaxedMadd: true, relaxedDot: byteDotIsExact() };
 }

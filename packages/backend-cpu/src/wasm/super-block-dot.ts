@@ -41,12 +41,12 @@ export type KQuantXForm = 'i16' | 'i8';
 /**
  * How the K-quant kernels of a module built with `features` read x's super-blocks (X_SUPER_BLOCK_BYTES apart):
  * `i16`, the codes widened to i16 in groups of 32 in the kernel's order, then the group sums at X_SUMS (plain SIMD);
- * `i8`, with relaxed SIMD, the 256 codes as bytes in order, then at X_BYTE_SUMS the sums of each span of codes the
+ * `i8`, with relaxed SIMD's byte dot product, the 256 codes as bytes in order, then at X_BYTE_SUMS the sums of each span of codes the
  * kernel needs (i16: 32 for Q4_K's mins, 16 for Q6_K's offset), so the byte dot products see the weights' codes
  * unsigned.
  */
 export function kQuantXForm(features: KernelFeatures): KQuantXForm {
-  return features.relaxedSimd ? 'i8' : 'i16';
+  return features.relaxedDot ? 'i8' : 'i16';
 }
 
 /** Byte offset of the sums within a super-block of x in the `i8` form. */
