@@ -5,6 +5,9 @@ import { ModuleBuilder } from './module-builder';
 /** Setting this environment variable to 0 builds the kernels without relaxed SIMD (Node), e.g. to compare the two. */
 export const RELAXED_SIMD_VARIABLE = 'LOOM_WASM_RELAXED_SIMD';
 
+/** The relaxed SIMD byte dot product of the quantized kernels. */
+const BYTE_DOT = 'i32x4.relaxed_dot_i8x16_i7x16_add_s';
+
 /** A module with one function, `probe`, that `body` builds. */
 function probeModule(body: (f: FunctionBuilder) => void): Uint8Array<ArrayBuffer> {
   const mod = new ModuleBuilder({ initialPages: 1, maximumPages: 1, shared: false });
@@ -22,12 +25,10 @@ function validates(relaxed: boolean): boolean {
   );
 }
 
-const BYTE_DOT = 'i32x4.relaxed_dot_i8x16_i7x16_add_s';
-
 /**
  * Whether the engine's byte dot product gives the exact sums the quantized kernels rely on (signed bytes of a times
  * bytes of b in 0..127, plus c), run on bytes of both signs: Node 20's V8 11.3, behind its flag, validates the
- * instruction but gives other sums (the quantized products were off by up to 100%).
+ * instruction but gives twice the dot products and drops c (the quantized products were off by up to 100%).
  */
 function byteDotIsExact(): boolean {
   const memory = new WebAssembly.Memory({ initial: 1, maximum: 1 });
@@ -72,14 +73,23 @@ function relaxedSimdTurnedOff(): boolean {
 }
 
 /**
- * Turns on relaxed SIMD where the engine has it behind a flag: Node 20's V8 (11.3) validates it only with
- * --experimental-wasm-relaxed-simd, which V8 11.4 (Node 22) made the default. Its fused multiply-add is the
- * products' port limit (110M prefill of 128 on 2 threads, Node 20: 294-314 -> 271-285 ms). A wasm feature flag is
- * read when a module is compiled, so setting it before the kernels are built is enough; hosts without `node:v8`
- * (browsers) or that refuse the flag keep the plain kernels.
+ * Whether this is a V8 that has relaxed SIMD behind --experimental-wasm-relaxed-simd, off by default: before 11.4
+ * (Node 20's 11.3; Node 22 has 12.4). Later V8s reject the flag with a message on stderr.
+ */
+function flaggedRelaxedSimd(): boolean {
+  const [major, minor] = (typeof process === 'undefined' ? '' : (process.versions?.v8 ?? ''))
+    .split('.')
+    .map(Number);
+  return major === 11 && minor < 4;
+}
+
+/**
+ * Turns on relaxed SIMD where the engine has it behind a flag (Node 20). Its fused multiply-add is the products' port
+ * limit (110M prefill of 128 on 2 threads, Node 20: 294-314 -> 271-285 ms). A wasm feature flag is read when a module
+ * is compiled, so setting it before the kernels are built is enough; an engine that refuses it keeps the plain kernels.
  */
 function enableFlaggedRelaxedSimd(): void {
-  if (typeof process === 'undefined' || typeof process.getBuiltinModule !== 'function') return;
+  if (!flaggedRelaxedSimd() || typeof process.getBuiltinModule !== 'function') return;
   try {
     process.getBuiltinModule('node:v8').setFlagsFromString('--experimental-wasm-relaxed-simd');
   } catch {
