@@ -24,7 +24,7 @@ describe.skipIf(!wasmForTests())('argmax over rows (WebAssembly) against the Jav
     for (const size of [1, 2, 3, 4, 5, 7, 8, 9, 16, 33, 1000]) {
       for (const special of [false, true]) {
         const rows = 12;
-        const values = [...Array.from({ length: rows - 4 }, () => row(size, special))];
+        const values = Array.from({ length: rows - 4 }, () => row(size, special));
         // All -Infinity; NaN first; NaN everywhere but one value; the maximum only in the tail.
         values.push(new Array(size).fill(Number.NEGATIVE_INFINITY));
         values.push([Number.NaN, ...row(size - 1, special)]);

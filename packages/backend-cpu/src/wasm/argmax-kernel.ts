@@ -1,6 +1,7 @@
 import { f32 as f32Const, f32x4, lane, load, op, simd, simdLoad } from './expr';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
+import { forEachRowToOne } from './row-reduction';
 
 const I = ValType.i32;
 const V = ValType.v128;
@@ -16,19 +17,18 @@ const F = ValType.f32;
 export const ARGMAX = kernel({
   name: 'argmax_f32',
   params: i32('x', 'out', 'rows', 'size'),
-  emit(f, { x, out, rows, size }) {
-    const [row, at, rowBytes, vectorBytes, best, index, l] = f.locals(I, 7);
+  emit(f, params) {
+    const { x, out } = params;
+    const [at, best, index, l] = f.locals(I, 4);
     const [v, bestValues, bestStarts, greater, starts, four] = f.locals(V, 6);
     const [value, bestValue] = f.locals(F, 2);
-    f.set(rowBytes, op('i32.shl', size, 2));
-    f.set(vectorBytes, op('i32.shl', op('i32.and', size, -4), 2));
     f.set(four, simd('i32x4.splat', 4));
-    f.for(row, 0, rows, 1, () => {
+    forEachRowToOne(f, params, ({ row, vectors }) => {
       f.set(bestValues, f32x4(Number.NEGATIVE_INFINITY));
       f.set(bestStarts, simd('i32x4.splat', 0));
       f.set(starts, simd('i32x4.splat', 0));
       // Lane l of a vector holds element `starts` + l; the lanes keep the start of their best's vector.
-      f.for(at, 0, vectorBytes, 16, () => {
+      f.for(at, 0, vectors, 16, () => {
         f.set(v, simdLoad('v128.load', op('i32.add', x, at)));
         f.set(greater, simd('f32x4.gt', v, bestValues));
         f.set(bestValues, simd('v128.bitselect', v, bestValues, greater));
@@ -53,8 +53,8 @@ export const ARGMAX = kernel({
           },
         );
       }
-      f.set(l, op('i32.shr_u', vectorBytes, 2));
-      f.for(at, vectorBytes, rowBytes, 4, () => {
+      f.set(l, op('i32.shr_u', vectors, 2));
+      f.for(at, vectors, row, 4, () => {
         f.set(value, load('f32.load', op('i32.add', x, at)));
         f.if(op('f32.gt', value, bestValue), () => {
           f.set(bestValue, value);
@@ -66,8 +66,6 @@ export const ARGMAX = kernel({
       f.set(value, load('f32.load', x));
       f.if(op('f32.ne', value, value), () => f.set(best, 0));
       f.store('i32.store', out, best);
-      f.set(x, op('i32.add', x, rowBytes));
-      f.set(out, op('i32.add', out, 4));
     });
   },
 });

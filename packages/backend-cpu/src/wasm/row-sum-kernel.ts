@@ -1,6 +1,7 @@
 import { load, op, simd, simdLoad, v128Zero } from './expr';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
+import { forEachRowToOne } from './row-reduction';
 import { addWidened, widenedTotal } from './widen';
 
 const I = ValType.i32;
@@ -15,27 +16,24 @@ const V = ValType.v128;
 export const ROW_SUM = kernel({
   name: 'row_sum_f32',
   params: i32('x', 'out', 'rows', 'size'),
-  emit(f, { x, out, rows, size }) {
-    const [row, at, rowBytes, vectorBytes] = f.locals(I, 4);
+  emit(f, params) {
+    const { x, out } = params;
+    const at = f.local(I);
     const [v, low, high] = f.locals(V, 3);
     const tail = f.local(ValType.f64);
-    f.set(rowBytes, op('i32.shl', size, 2));
-    f.set(vectorBytes, op('i32.shl', op('i32.and', size, -4), 2));
-    f.for(row, 0, rows, 1, () => {
+    forEachRowToOne(f, params, ({ row, vectors }) => {
       f.set(low, v128Zero);
       f.set(high, v128Zero);
-      f.for(at, 0, vectorBytes, 16, () => {
+      f.for(at, 0, vectors, 16, () => {
         f.set(v, simdLoad('v128.load', op('i32.add', x, at)));
         addWidened(f, low, high, v);
       });
       f.set(low, simd('f64x2.add', low, high));
       f.set(tail, widenedTotal(low));
-      f.for(at, vectorBytes, rowBytes, 4, () => {
+      f.for(at, vectors, row, 4, () => {
         f.set(tail, op('f64.add', tail, op('f64.promote_f32', load('f32.load', op('i32.add', x, at)))));
       });
       f.store('f32.store', out, op('f32.demote_f64', tail));
-      f.set(x, op('i32.add', x, rowBytes));
-      f.set(out, op('i32.add', out, 4));
     });
   },
 });
