@@ -1,8 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { kvCacheBytes, SlotKVCache } from '@loom/kvcache';
 import { forwardBatch, headDim, type TransformerLM } from '@loom/nn';
-import { checkLogitSum } from '@loom/runtime';
-import { argmax, sum, type Tensor } from '@loom/tensor';
+import { checkLogitSum, type DeviceArgmax, deviceArgmax } from '@loom/runtime';
+import type { Tensor } from '@loom/tensor';
 import type { Tokenizer } from '@loom/tokenizer';
 import { ApiError } from './api-error';
 import type { Metrics } from './metrics';
@@ -239,7 +239,7 @@ export class Batcher {
 /** What a step reads back: every row of logits, or (every sequence greedy) each row's argmax and sum. */
 type StepLogits =
   | { readonly kind: 'rows'; readonly logits: Float32Array }
-  | { readonly kind: 'argmax'; readonly ids: ArrayLike<number>; readonly sums: Float32Array };
+  | ({ readonly kind: 'argmax' } & DeviceArgmax);
 
 /**
  * Reads a step's logits [S, vocab]: all of them, or with `argmaxOnly` each row's argmax and sum taken on the device
@@ -247,15 +247,7 @@ type StepLogits =
  */
 async function readLogits(logits: Tensor, argmaxOnly: boolean): Promise<StepLogits> {
   if (!argmaxOnly) return { kind: 'rows', logits: await logits.float32Data() };
-  const id = argmax(logits, -1); // [S] i32
-  const total = sum(logits, -1); // [S] f32
-  try {
-    const [ids, sums] = await Promise.all([id.data(), total.float32Data()]);
-    return { kind: 'argmax', ids, sums };
-  } finally {
-    id.dispose();
-    total.dispose();
-  }
+  return { kind: 'argmax', ...(await deviceArgmax(logits)) };
 }
 
 /** Row i's argmax; throws when the row holds NaN or +Infinity, as the sampler does for a row it reads. */

@@ -2,6 +2,7 @@ export { MemoryLimitError, type MemoryLimits } from '@loom/kvcache';
 export { type ChatEvent, ChatSession, type ChatSessionOptions, type DroppedTurns } from './chat-session';
 export type { DecodingSession } from './decoding-session';
 export { defaultEosTokens, encodePrompt } from './default-stops';
+export { type DeviceArgmax, deviceArgmax } from './device-argmax';
 export type { GenerateOptions } from './generate-options';
 export type { GenerationEvent, GenerationStats, GenerationTimings } from './generation-event';
 export { InferenceSession, type InferenceSessionOptions } from './inference-session';

@@ -1,5 +1,6 @@
 import { isPlainGreedy, Sampler, type SamplerConfig, type TokenLogprob } from '@loom/sampler';
-import { argmax, sum, type Tensor } from '@loom/tensor';
+import type { Tensor } from '@loom/tensor';
+import { deviceArgmax } from './device-argmax';
 import { checkLogitSum } from './logit-sum-check';
 
 /** The token chosen from one row of logits. */
@@ -38,17 +39,10 @@ export class TokenChooser {
   /** The next token from logits [vocabSize] (left for the caller to dispose). */
   async choose(logits: Tensor): Promise<Choice> {
     if (this.onDevice) {
-      const id = argmax(logits); // [] i32
       // NaN or +Infinity anywhere makes the sum NaN or +Infinity: one more float read back instead of the row.
-      const total = sum(logits); // [] f32
-      try {
-        const [[token], [check]] = await Promise.all([id.data(), total.data()]);
-        checkLogitSum(check, 'generate');
-        return { token };
-      } finally {
-        id.dispose();
-        total.dispose();
-      }
+      const { ids, sums } = await deviceArgmax(logits);
+      checkLogitSum(sums[0], 'generate');
+      return { token: ids[0] };
     }
     if (logits.dtype !== 'f32') {
       throw new Error(`TokenChooser: expected float32 logits, got ${logits.dtype}`);

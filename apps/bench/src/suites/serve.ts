@@ -2,8 +2,8 @@ import { CpuBackend } from '@loom/backend-cpu';
 import { KVCache, SlotKVCache } from '@loom/kvcache';
 import { loadModelFile, transformerFromTensors } from '@loom/models';
 import { forwardBatch, TransformerLM } from '@loom/nn';
-import { checkLogitSum } from '@loom/runtime';
-import { argmax, type Backend, setBackend, sum } from '@loom/tensor';
+import { checkLogitSum, deviceArgmax } from '@loom/runtime';
+import { type Backend, setBackend } from '@loom/tensor';
 import { backendLabel } from '../backend-label';
 import { integerFlag } from '../flags';
 import { stories15MShape } from '../model-shapes';
@@ -48,14 +48,12 @@ async function decodeSeconds(
       caches.map((cache, s) => ({ tokens: tokens[s], offset, cache })),
     ); // [streams, vocab]
     // As the server does for greedy requests: each row's argmax and its sum (its check for NaN) on the device.
-    const ids = argmax(logits, -1); // [streams] i32
-    const sums = sum(logits, -1); // [streams] f32
-    const [chosen, checks] = await Promise.all([ids.data(), sums.data()]);
-    for (const t of [logits, ids, sums]) t.dispose();
+    const { ids, sums } = await deviceArgmax(logits);
+    logits.dispose();
     offset += tokens[0].length;
     tokens = caches.map((_, s) => {
-      checkLogitSum(checks[s], 'bench serve');
-      return [chosen[s]];
+      checkLogitSum(sums[s], 'bench serve');
+      return [ids[s]];
     });
   };
   await run(); // the prefill, not timed
