@@ -4,11 +4,12 @@ import {
   type Local,
   lane,
   laneSum,
+  laneSums4,
   load,
   mulAdd,
   op,
+  pairSums,
   scalar,
-  shuffle32,
   simd,
   simdLoad,
   v128Zero,
@@ -147,26 +148,9 @@ export const ATTEND_ONE = kernel({
             }
           });
           // Transposed sums: lane r of the result is the dot product of key r.
-          f.set(
-            z,
-            simd(
-              'f32x4.add',
-              shuffle32(acc[0], acc[1], [0, 4, 1, 5]),
-              shuffle32(acc[0], acc[1], [2, 6, 3, 7]),
-            ),
-          );
-          f.set(
-            e,
-            simd(
-              'f32x4.add',
-              shuffle32(acc[2], acc[3], [0, 4, 1, 5]),
-              shuffle32(acc[2], acc[3], [2, 6, 3, 7]),
-            ),
-          );
-          f.set(
-            z,
-            mul(simd('f32x4.add', shuffle32(z, e, [0, 1, 4, 5]), shuffle32(z, e, [2, 3, 6, 7])), scaleVector),
-          );
+          f.set(z, pairSums(acc[0], acc[1]));
+          f.set(e, pairSums(acc[2], acc[3]));
+          f.set(z, mul(laneSums4(z, e), scaleVector));
           f.storeV128(add(sc, j), z);
           f.set(row, add(row, op('i32.shl', kvRowBytes, 2)));
         });

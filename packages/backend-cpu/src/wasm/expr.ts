@@ -193,5 +193,18 @@ export function laneSum(v: Local): Expr {
   return fadd(fadd(at(0), at(1)), fadd(at(2), at(3)));
 }
 
+/** Lanes [x0 + x2, y0 + y2, x1 + x3, y1 + y3]: half of the lane sums of x and y (each is emitted twice). */
+export function pairSums(x: Local, y: Local): Expr {
+  return simd('f32x4.add', shuffle32(x, y, [0, 4, 1, 5]), shuffle32(x, y, [2, 6, 3, 7]));
+}
+
+/**
+ * [sum of x's lanes, of y's, of z's, of u's] from xy = pairSums(x, y) and zu = pairSums(z, u) (each emitted twice):
+ * four dot products' sums transposed into one vector.
+ */
+export function laneSums4(xy: Local, zu: Local): Expr {
+  return simd('f32x4.add', shuffle32(xy, zu, [0, 1, 4, 5]), shuffle32(xy, zu, [2, 3, 6, 7]));
+}
+
 /** The scalar shorthands the kernels share: i32 add, sub, mul, min and bytes (elements << 2); f32 fadd and fmul. */
 export const scalar = { add: iadd, sub: isub, mul: imul, min: imin, bytes, fadd, fmul } as const;

@@ -1,13 +1,14 @@
 import {
   type Local,
   lane,
+  laneSums4,
   load,
   mulAdd,
   type Operand,
   op,
+  pairSums,
   scalar,
   shuffle32,
-  simd,
   simdLoad,
   v128Zero,
 } from './expr';
@@ -22,7 +23,6 @@ const V = ValType.v128;
 const F = ValType.f32;
 /** Rows of A per register tile, each with 4 vector accumulators (3 or 4 rows spill on x64's 16 registers). */
 const GEMM_FEW_T_ROWS = 2;
-const vadd = (a: Operand, b: Operand) => simd('f32x4.add', a, b);
 const splat = (address: Operand) => simdLoad('v128.load32_splat', address);
 
 /**
@@ -41,16 +41,6 @@ function forRowTiles(
   for (let r = rows - 1; r >= 1; r--) {
     f.if(op('i32.eq', sub(m, i), r), () => tile(r));
   }
-}
-
-/** Lanes [x0 + x2, y0 + y2, x1 + x3, y1 + y3]: half of the lane sums of x and y. */
-function pairSums(x: Operand, y: Operand): Operand {
-  return vadd(shuffle32(x, y, [0, 4, 1, 5]), shuffle32(x, y, [2, 6, 3, 7]));
-}
-
-/** [sum of x's lanes, of y's, of z's, of u's] from pairSums(x, y) and pairSums(z, u). */
-function laneSums4(xy: Operand, zu: Operand): Operand {
-  return vadd(shuffle32(xy, zu, [0, 1, 4, 5]), shuffle32(xy, zu, [2, 3, 6, 7]));
 }
 
 /** The sum of v's lanes, as (l0 + l2) + (l1 + l3) like `pairSums` and `laneSums4`. */
