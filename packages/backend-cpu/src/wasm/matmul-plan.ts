@@ -27,8 +27,6 @@ export interface Plan {
   readonly align: number;
   /** Estimated time of the whole product on one thread, in microseconds. */
   readonly micros: number;
-  /** Chunks per thread when split: more balance better, fewer repack less (gemm packs the unsplit operand per chunk). */
-  readonly chunksPerThread: number;
   /** Kernel arguments for batch entries [b0, b1) and extent [r0, r1), without the trailing work area. */
   args(b0: number, b1: number, r0: number, r1: number): number[];
   /** Whether the kernel adds the operands' bias itself (the packed gemm does; the caller adds it after the others). */
@@ -44,20 +42,6 @@ export interface Plan {
 export const GEMM_FLOPS_PER_MICRO = 35_000;
 const GEMV_FLOPS_PER_MICRO = 25_000;
 const GEMM_FEW_FLOPS_PER_MICRO = 25_000;
-/**
- * One chunk per thread for the packed gemm too: each chunk packs all of the operand it does not split, and with fused
- * multiply-adds that packing is a larger share. Against 3 per thread (2 threads, Node 20, hot operands):
- * [768,128]x[128,128]ᵀ 329 -> 264 us, [128,768]ᵀx[768,128] 349-715 -> 296 us, [768,128]x[512,128]ᵀ 974 -> 929 us;
- * the reference training step 70.4-70.5 -> 68.4-69.0 ms (bench train gpt2, interleaved); the 110M prefill unchanged.
- */
-const GEMM_CHUNKS_PER_THREAD = 1;
-/**
- * One chunk per thread for the matrix-vector and few-row kernels: each thread streams one contiguous range of the
- * weight. Smaller chunks, claimed by the threads in turn, restart the stream at every chunk: on 2 threads a cold
- * [1,768] x [768,768]^T took 188-201 us in 4 chunks per thread, 191-198 in 2 and 152-182 in 1, and the stories110M
- * shape decoded 43.1-43.3 tok/s against 44.7-44.8 (interleaved, Node 20).
- */
-const GEMV_CHUNKS_PER_THREAD = 1;
 /**
  * Products of at most this many rows (A not transposed, B transposed) go to `gemm_few_t`: it
  * beats the packed gemm there, most where B is a weight too large for the caches (measured
@@ -89,7 +73,6 @@ export function planMatmul(spec: MatmulSpec, { a, b, out, bias }: Operands, feat
         extent: cols,
         align: 1,
         micros: gemvMicros,
-        chunksPerThread: GEMV_CHUNKS_PER_THREAD,
         args: (b0, b1, r0, r1) => [
           b1 - b0,
           xStep,
@@ -110,7 +93,6 @@ export function planMatmul(spec: MatmulSpec, { a, b, out, bias }: Operands, feat
       extent: cols,
       align: 4,
       micros: gemvMicros,
-      chunksPerThread: GEMV_CHUNKS_PER_THREAD,
       args: (b0, b1, r0, r1) => [
         b1 - b0,
         xStep,
@@ -134,7 +116,6 @@ export function planMatmul(spec: MatmulSpec, { a, b, out, bias }: Operands, feat
       extent: n,
       align: 4,
       micros: flops / GEMM_FEW_FLOPS_PER_MICRO,
-      chunksPerThread: GEMV_CHUNKS_PER_THREAD,
       args: (b0, b1, r0, r1) => [
         b1 - b0,
         aStep,
@@ -163,7 +144,6 @@ export function planMatmul(spec: MatmulSpec, { a, b, out, bias }: Operands, feat
     extent: splitRows ? m : n,
     align: splitRows ? mr : 4 * nv,
     micros: flops / GEMM_FLOPS_PER_MICRO,
-    chunksPerThread: GEMM_CHUNKS_PER_THREAD,
     args: (b0, b1, r0, r1) => {
       const [i0, rows, j0, cols] = splitRows ? [r0, r1 - r0, 0, n] : [0, m, r0, r1 - r0];
       return [
@@ -191,11 +171,19 @@ export function planMatmul(spec: MatmulSpec, { a, b, out, bias }: Operands, feat
 /**
  * Argument lists of the chunks of `plan` for `threads` threads: the whole product when it is
  * small or there is one thread; else pieces of the batch when it has enough entries, else of
- * the extent (aligned to the plan's tile).
+ * the extent (aligned to the plan's tile). One chunk per thread, whatever the kernel:
+ * - the matrix-vector and few-row kernels stream one contiguous range of the weight per thread; smaller chunks, claimed
+ *   in turn, restart the stream at every chunk: on 2 threads a cold [1,768] x [768,768]^T took 188-201 us in 4 chunks
+ *   per thread, 191-198 in 2 and 152-182 in 1, and the stories110M shape decoded 43.1-43.3 tok/s against 44.7-44.8
+ *   (interleaved, Node 20);
+ * - each chunk of the packed gemm packs all of the operand it does not split, a larger share with fused multiply-adds.
+ *   Against 3 per thread (2 threads, Node 20, hot operands): [768,128]x[128,128]ᵀ 329 -> 264 us,
+ *   [128,768]ᵀx[768,128] 349-715 -> 296 us, [768,128]x[512,128]ᵀ 974 -> 929 us; the reference training step
+ *   70.4-70.5 -> 68.4-69.0 ms (bench train gpt2, interleaved); the 110M prefill unchanged.
  */
 export function chunkPlan(plan: Plan, threads: number): number[][] {
   if (threads === 1 || plan.micros < PARALLEL_MIN_MICROS) return [plan.args(0, plan.batch, 0, plan.extent)];
-  const wanted = Math.min(MAX_CHUNKS, threads * plan.chunksPerThread);
+  const wanted = Math.min(MAX_CHUNKS, threads);
   const chunks: number[][] = [];
   if (plan.batch >= 2 * threads) {
     const count = Math.min(wanted, plan.batch);
