@@ -217,12 +217,18 @@ describe('matmul kernels', () => {
   it('builds its products with relaxed SIMD multiply-adds (Node 20 after turning its flag on), plain SIMD when turned off', () => {
     const turnedOff = process.env[RELAXED_SIMD_VARIABLE] === '0';
     const major = Number(process.versions.node.split('.')[0]);
-    // Node 20's flagged byte dot product gives inexact sums: its quantized kernels keep the i16 ones.
-    expect(engineFeatures()).toEqual({ relaxedMadd: !turnedOff, relaxedDot: !turnedOff && major >= 22 });
+    const [v8Major, v8Minor] = process.versions.v8.split('.').map(Number);
+    // Node 20's flagged byte dot product gives inexact sums: its quantized kernels keep the i16 ones. Wide tiles from
+    // V8 13.6 (Node 24).
+    expect(engineFeatures()).toEqual({
+      relaxedMadd: !turnedOff,
+      relaxedDot: !turnedOff && major >= 22,
+      wideTiles: !turnedOff && v8Major * 10 + v8Minor >= 136,
+    });
     expect(wasmRuntime()?.features).toEqual(engineFeatures());
     const relaxed = buildKernelModule(
       { initialPages: 1, maximumPages: 65536, shared: false },
-      { relaxedMadd: true, relaxedDot: true },
+      { relaxedMadd: true, relaxedDot: true, wideTiles: true },
     );
     // Node 20 validates relaxed SIMD only once engineFeatures has turned on --experimental-wasm-relaxed-simd.
     expect(WebAssembly.validate(relaxed)).toBe(major >= 22 || !turnedOff);
@@ -259,11 +265,42 @@ describe('matmul kernels', () => {
     // 4 x 8 tiles with separate multiplies and adds, 6 x 8 with fused multiply-adds.
     for (const [features, rows] of [
       [BASELINE_FEATURES, 4],
-      [{ relaxedMadd: true, relaxedDot: false }, 6],
+      [{ ...BASELINE_FEATURES, relaxedMadd: true }, 6],
     ] as const) {
       const byRows = planMatmul(spec(768, 128, 512), operands, features);
       expect([byRows.kernel, byRows.align]).toEqual(['gemm', rows]);
       expect(planMatmul(spec(128, 768, 512), operands, features).align).toBe(8);
+    }
+  });
+
+  it('sums every output of the few-row kernel with the same bits in blocks of 4 and of 6 rows of W', () => {
+    // m odd (a 1-row tile), n = 61 (rows left after the blocks either way), k = 290 (a k mod 4 tail).
+    const [m, n, k] = [13, 61, 290];
+    const [a, w, out] = [0, 4 * m * k, 4 * (m + n) * k];
+    seed = 7;
+    const values = Float32Array.from({ length: (m + n) * k }, random);
+    const outputs = [false, true].map((wideTiles) => {
+      const memory = new WebAssembly.Memory({ initial: 2, maximum: 2 });
+      const bytes = buildKernelModule(
+        { initialPages: 2, maximumPages: 2, shared: false },
+        {
+          ...engineFeatures(),
+          wideTiles,
+        },
+      );
+      const { exports } = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
+      new Float32Array(memory.buffer).set(values);
+      const gemmFew = exports.gemm_few_t as (...args: number[]) => void;
+      gemmFew(1, 0, 0, 0, m, n, k, n, a, w, out, 4 * (m + n) * k + 4 * m * n);
+      return new Float32Array(memory.buffer, out, m * n).slice();
+    });
+    expect(outputs[1]).toEqual(outputs[0]);
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) {
+        let sum = 0;
+        for (let q = 0; q < k; q++) sum += values[i * k + q] * values[(m + j) * k + q];
+        expect(outputs[0][i * n + j]).toBeCloseTo(sum, 3);
+      }
     }
   });
 

@@ -75,10 +75,16 @@ export interface KernelFeatures {
   readonly relaxedMadd: boolean;
   /** Relaxed SIMD's byte dot product: the quantized products use `i32x4.relaxed_dot_i8x16_i7x16_add_s`. */
   readonly relaxedDot: boolean;
+  /**
+   * Not an instruction but the engine's compiler: it keeps a loop's 15 vector values (12 accumulators) in registers
+   * while the loop's loads are independent of one another, where V8 up to 12.9 schedules every load first and spills
+   * (see `gemm_few_t`, which takes wider blocks where this holds).
+   */
+  readonly wideTiles: boolean;
 }
 
-/** Only the instructions of WebAssembly SIMD (128-bit), which every supported engine has. */
-export const BASELINE_FEATURES: KernelFeatures = { relaxedMadd: false, relaxedDot: false };
+/** Only the instructions of WebAssembly SIMD (128-bit), which every supported engine has, in the narrow tiles. */
+export const BASELINE_FEATURES: KernelFeatures = { relaxedMadd: false, relaxedDot: false, wideTiles: false };
 
 /** acc + a * b on f32x4: one relaxed multiply-add with relaxed SIMD, else a multiply and an add. */
 export function mulAdd(features: KernelFeatures, a: Operand, b: Operand, acc: Operand): Expr {

@@ -1,8 +1,8 @@
 import {
+  type KernelFeatures,
   type Local,
   lane,
   laneSums4,
-  load,
   mulAdd,
   type Operand,
   op,
@@ -16,13 +16,23 @@ import type { FunctionBuilder } from './function-builder';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 
-const { add, sub, mul, bytes, fadd, fmul } = scalar;
+const { add, sub, mul, bytes } = scalar;
 
 const I = ValType.i32;
 const V = ValType.v128;
-const F = ValType.f32;
-/** Rows of A per register tile, each with 4 vector accumulators (3 or 4 rows spill on x64's 16 registers). */
+/** Rows of A per register tile, each with a vector accumulator per row of W's block (3 rows spill). */
 const GEMM_FEW_T_ROWS = 2;
+/**
+ * Rows of W per block, one from each of as many parts of W: 6 where the compiler keeps wide tiles in registers (2 x 6
+ * accumulators, A's 2 vectors and W's one fill x64's 15), else 4.
+ */
+const blockRows = (features: KernelFeatures) => (features.wideTiles ? 6 : 4);
+/**
+ * The column of a block of `cols` columns in lane `c` of its group `g`: the groups are of 4 lanes, and a last group of
+ * fewer columns repeats them (1 column in all 4 lanes, 2 in lanes 0, 1 and again 2, 3).
+ */
+const groupColumn = (g: number, c: number, cols: number) =>
+  4 * g + (4 * g + c < cols ? c : c % (cols - 4 * g));
 const splat = (address: Operand) => simdLoad('v128.load32_splat', address);
 
 /**
@@ -43,24 +53,19 @@ function forRowTiles(
   }
 }
 
-/** The sum of v's lanes, as (l0 + l2) + (l1 + l3) like `pairSums` and `laneSums4`. */
-function laneSum(v: Local): Operand {
-  return fadd(
-    fadd(lane('f32x4.extract_lane', v, 0), lane('f32x4.extract_lane', v, 2)),
-    fadd(lane('f32x4.extract_lane', v, 1), lane('f32x4.extract_lane', v, 3)),
-  );
-}
-
 /**
  * `gemm_few_t`: out[i, j] = sum_q A[i, q] W[j, q] for i < m, j < n, with A row-major [m, k], W
  * row-major [n, k] (a weight stored [out, in]) and out rows ldo apart. Built for few rows (m up
- * to about 16): W is read once, 4 rows at a time, and each such block stays in L1 while the dot
- * products of all rows of A with it accumulate in GEMM_FEW_T_ROWS x 4 vector registers. The 4 rows
- * of a block come from the 4 quarters of W (row j of each; the last n mod 4 rows after them, one at
- * a time), so W is read as 4 sequential streams: a core has more of memory's reads in flight, and
- * they overlap the arithmetic (8 streams of batched decode on 2 threads, 15M shape: 6.3-6.6 -> 5.2-5.4
- * ms a step, against 4 adjacent rows and a touch of the block two ahead). Every output is the sum it
- * was with adjacent rows, bit for bit.
+ * to about 16): W is read once, a block of 4 or 6 rows (`blockRows`) at a time, and each block stays in L1 while the
+ * dot products of all rows of A with it accumulate in GEMM_FEW_T_ROWS x 4 or 6 vector registers. The rows of a
+ * block come from as many equal parts of W (row j of each; the last rows after them, one at a time), so W is read as
+ * 4 or 6 sequential streams: a core has more of memory's reads in flight, and they overlap the arithmetic (8 streams
+ * of batched decode on 2 threads, 15M shape: 6.3-6.6 -> 5.2-5.4 ms a step, against 4 adjacent rows and a touch of
+ * the block two ahead). Six rows: 12 accumulators hide the multiply-add's latency, which 8 do not (a loop of nothing
+ * but independent multiply-adds: 54-55 GFLOP/s a core with 8, 64 with 12); one thread, [8,288] x [32000,288]ᵀ
+ * 42.4 -> 48.6 GFLOP/s, 8 streams of batched decode (15M shape, Node 26, 2 threads) 1978-2055 -> 2197-2306 tok/s.
+ * Every output is the same sum, bit for bit, whatever the block and the row's place in it: per lane in order of k,
+ * the lanes as (l0 + l2) + (l1 + l3), then the last k mod 4 steps by multiply-adds.
  * Parameters: pointers and steps in bytes, sizes and `ldo`, the output's row stride, in elements.
  */
 export const GEMM_FEW_T = kernel({
@@ -68,73 +73,70 @@ export const GEMM_FEW_T = kernel({
   params: i32('batch', 'aStep', 'wStep', 'oStep', 'm', 'n', 'k', 'ldo', 'a', 'w', 'out'),
   emit(f, { batch, aStep, wStep, oStep, m, n, k, ldo, a, w, out }, { features }) {
     const rows = GEMM_FEW_T_ROWS;
-    const [entry, i, j, q, kVec, part, rowBytes, ldoBytes, wRow, aRow, o] = f.locals(I, 11);
+    const parts = blockRows(features);
+    const [entry, i, j, q, kVec, perPart, rowBytes, ldoBytes, wRow, aRow, o] = f.locals(I, 11);
     const ap = f.locals(I, rows);
-    const wp = f.locals(I, 4);
-    const acc = Array.from({ length: rows }, () => f.locals(V, 4));
-    const wv = f.locals(V, 4);
-    const av = f.local(V);
-    const sums = f.locals(V, rows);
-    const scalars = f.locals(F, rows);
+    const wp = f.locals(I, parts);
+    const acc = Array.from({ length: rows }, () => f.locals(V, parts));
+    const wv = f.local(V);
+    const av = f.locals(V, rows);
+    const sums = Array.from({ length: rows }, () => f.locals(V, Math.ceil(parts / 4)));
     f.set(kVec, op('i32.and', k, -4));
-    f.set(part, op('i32.div_u', n, 4));
+    f.set(perPart, op('i32.div_u', n, parts));
     f.set(rowBytes, bytes(k));
     f.set(ldoBytes, bytes(ldo));
 
     /**
-     * The dot products of A's rows [i, i + r) with W's row j of each quarter (cols 4, at wRow, wRow + part rows, ...)
-     * or its row j alone (cols 1).
+     * The dot products of A's rows [i, i + r) with W's row j of each of its parts (cols = parts, at wRow, wRow +
+     * perPart rows, ...) or its row j alone (cols 1). Per step of k: A's r vectors in registers, then W's vectors one
+     * at a time, each against every row.
      */
     const tile = (r: number, cols: number) => {
       for (let t = 0; t < r; t++) f.set(ap[t], add(aRow, mul(t, rowBytes)));
-      for (let c = 0; c < cols; c++) f.set(wp[c], add(wRow, mul(mul(c, part), rowBytes)));
+      for (let c = 0; c < cols; c++) f.set(wp[c], add(wRow, mul(mul(c, perPart), rowBytes)));
       for (let t = 0; t < r; t++) for (let c = 0; c < cols; c++) f.set(acc[t][c], v128Zero);
       f.for(q, 0, kVec, 4, () => {
-        for (let c = 0; c < cols; c++) f.set(wv[c], simdLoad('v128.load', wp[c]));
         for (let t = 0; t < r; t++) {
-          f.set(av, simdLoad('v128.load', ap[t]));
-          for (let c = 0; c < cols; c++) f.set(acc[t][c], mulAdd(features, av, wv[c], acc[t][c]));
+          f.set(av[t], simdLoad('v128.load', ap[t]));
           f.set(ap[t], add(ap[t], 16));
         }
-        for (let c = 0; c < cols; c++) f.set(wp[c], add(wp[c], 16));
+        for (let c = 0; c < cols; c++) {
+          f.set(wv, simdLoad('v128.load', wp[c]));
+          for (let t = 0; t < r; t++) f.set(acc[t][c], mulAdd(features, av[t], wv, acc[t][c]));
+          f.set(wp[c], add(wp[c], 16));
+        }
       });
       f.set(o, add(out, add(mul(i, ldoBytes), bytes(j))));
-      if (cols === 4) {
-        for (let t = 0; t < r; t++) {
-          f.set(wv[0], pairSums(acc[t][0], acc[t][1]));
-          f.set(wv[1], pairSums(acc[t][2], acc[t][3]));
-          f.set(sums[t], laneSums4(wv[0], wv[1]));
+      const groups = Math.ceil(cols / 4);
+      // Lanes of sums[t][g]: the dot products of row t with the block's columns 4g.. (see groupColumn).
+      for (let t = 0; t < r; t++) {
+        for (let g = 0; g < groups; g++) {
+          const [x, y, z, u] = [0, 1, 2, 3].map((c) => acc[t][groupColumn(g, c, cols)]);
+          f.set(av[0], pairSums(x, y));
+          f.set(av[1], 4 * g + 2 < cols ? pairSums(z, u) : av[0]);
+          f.set(sums[t][g], laneSums4(av[0], av[1]));
         }
-        // The last k mod 4 steps: W's 4 values of the step gathered into one vector.
-        f.for(q, kVec, k, 1, () => {
-          f.set(wv[0], shuffle32(splat(wp[0]), splat(wp[1]), [0, 4, 0, 4]));
-          f.set(wv[1], shuffle32(splat(wp[2]), splat(wp[3]), [0, 4, 0, 4]));
-          f.set(wv[0], shuffle32(wv[0], wv[1], [0, 1, 4, 5]));
-          for (let t = 0; t < r; t++) {
-            f.set(sums[t], mulAdd(features, splat(ap[t]), wv[0], sums[t]));
-            f.set(ap[t], add(ap[t], 4));
-          }
-          for (let c = 0; c < 4; c++) f.set(wp[c], add(wp[c], 4));
-        });
-        for (let t = 0; t < r; t++) {
-          for (let c = 0; c < 4; c++)
-            f.store(
-              'f32.store',
-              add(add(o, mul(t, ldoBytes)), bytes(mul(c, part))),
-              lane('f32x4.extract_lane', sums[t], c),
-            );
-        }
-        return;
       }
-      for (let t = 0; t < r; t++) f.set(scalars[t], laneSum(acc[t][0]));
+      // The last k mod 4 steps: W's values of the step gathered into one vector per group.
       f.for(q, kVec, k, 1, () => {
-        for (let t = 0; t < r; t++) {
-          f.set(scalars[t], fadd(scalars[t], fmul(load('f32.load', ap[t]), load('f32.load', wp[0]))));
-          f.set(ap[t], add(ap[t], 4));
+        for (let g = 0; g < groups; g++) {
+          const w4 = [0, 1, 2, 3].map((c) => wp[groupColumn(g, c, cols)]);
+          f.set(av[0], shuffle32(splat(w4[0]), splat(w4[1]), [0, 4, 0, 4]));
+          f.set(av[1], shuffle32(splat(w4[2]), splat(w4[3]), [0, 4, 0, 4]));
+          f.set(wv, shuffle32(av[0], av[1], [0, 1, 4, 5]));
+          for (let t = 0; t < r; t++) f.set(sums[t][g], mulAdd(features, splat(ap[t]), wv, sums[t][g]));
         }
-        f.set(wp[0], add(wp[0], 4));
+        for (let t = 0; t < r; t++) f.set(ap[t], add(ap[t], 4));
+        for (let c = 0; c < cols; c++) f.set(wp[c], add(wp[c], 4));
       });
-      for (let t = 0; t < r; t++) f.store('f32.store', add(o, mul(t, ldoBytes)), scalars[t]);
+      for (let t = 0; t < r; t++) {
+        for (let c = 0; c < cols; c++)
+          f.store(
+            'f32.store',
+            add(add(o, mul(t, ldoBytes)), bytes(mul(c, perPart))),
+            lane('f32x4.extract_lane', sums[t][c >> 2], c & 3),
+          );
+      }
     };
 
     /** W's row j of each quarter (cols 4) or row j alone (cols 1) against every row tile of A. */
@@ -147,8 +149,8 @@ export const GEMM_FEW_T = kernel({
     };
 
     f.for(entry, 0, batch, 1, () => {
-      f.for(j, 0, part, 1, () => columns(4));
-      f.for(j, mul(part, 4), n, 1, () => columns(1));
+      f.for(j, 0, perPart, 1, () => columns(parts));
+      f.for(j, mul(perPart, parts), n, 1, () => columns(1));
       f.set(a, add(a, aStep));
       f.set(w, add(w, wStep));
       f.set(out, add(out, oStep));
