@@ -63,7 +63,8 @@ function forRowTiles(
  * of batched decode on 2 threads, 15M shape: 6.3-6.6 -> 5.2-5.4 ms a step, against 4 adjacent rows and a touch of
  * the block two ahead). Six rows: 12 accumulators hide the multiply-add's latency, which 8 do not (a loop of nothing
  * but independent multiply-adds: 54-55 GFLOP/s a core with 8, 64 with 12); one thread, [8,288] x [32000,288]ᵀ
- * 42.4 -> 48.6 GFLOP/s, 8 streams of batched decode (15M shape, Node 26, 2 threads) 1978-2055 -> 2197-2306 tok/s.
+ * 42.4 -> 48.6 GFLOP/s; 8 streams of batched decode (`pnpm bench serve`, 15M shape, Node 26, 2 threads, 5
+ * alternations) 1812-2055 -> 1965-2306 tok/s.
  * Every output is the same sum, bit for bit, whatever the block and the row's place in it: per lane in order of k,
  * the lanes as (l0 + l2) + (l1 + l3), then the last k mod 4 steps by multiply-adds.
  * Parameters: pointers and steps in bytes, sizes and `ldo`, the output's row stride, in elements.
@@ -146,7 +147,7 @@ export const GEMM_FEW_T = kernel({
       }
     };
 
-    /** W's row j of each quarter (cols 4) or row j alone (cols 1) against every row tile of A. */
+    /** W's row j of each part (cols = parts) or row j alone (cols 1) against every row tile of A. */
     const columns = (cols: number) => {
       f.set(wRow, add(w, mul(j, rowBytes)));
       forRowTiles(f, i, 0, m, rows, (r) => {
