@@ -63,8 +63,8 @@ function forRowTiles(
  * of batched decode on 2 threads, 15M shape: 6.3-6.6 -> 5.2-5.4 ms a step, against 4 adjacent rows and a touch of
  * the block two ahead). Six rows: 12 accumulators hide the multiply-add's latency, which 8 do not (a loop of nothing
  * but independent multiply-adds: 54-55 GFLOP/s a core with 8, 64 with 12); one thread, [8,288] x [32000,288]ᵀ
- * 42.4 -> 48.6 GFLOP/s; 8 streams of batched decode (`pnpm bench serve`, 15M shape, Node 26, 2 threads, 5
- * alternations) 1812-2055 -> 1965-2306 tok/s.
+ * 42.4 -> 48.6 GFLOP/s; 8 streams of batched decode (`pnpm bench serve`, 15M shape, Node 26, 2 threads, 6
+ * alternations) 1812-2055 -> 1960-2306 tok/s.
  * Every output is the same sum, bit for bit, whatever the block and the row's place in it: per lane in order of k,
  * the lanes as (l0 + l2) + (l1 + l3), then the last k mod 4 steps by multiply-adds.
  * Parameters: pointers and steps in bytes, sizes and `ldo`, the output's row stride, in elements.
