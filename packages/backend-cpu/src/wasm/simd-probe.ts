@@ -78,28 +78,29 @@ function relaxedSimdTurnedOff(): boolean {
  */
 function v8Version(): number | undefined {
   const node = typeof process === 'undefined' ? undefined : process.versions?.v8;
-  const chrome =
-    typeof navigator === 'undefined' ? undefined : /Chrome\/(\d+)/.exec(navigator.userAgent)?.[1];
   if (node !== undefined) {
     const [major, minor] = node.split('.').map(Number);
     return major * 10 + minor;
   }
+  const chrome =
+    typeof navigator === 'undefined' ? undefined : /Chrome\/(\d+)/.exec(navigator.userAgent)?.[1];
   return chrome === undefined ? undefined : Number(chrome);
 }
 
 /**
- * Whether this is a V8 that has relaxed SIMD behind --experimental-wasm-relaxed-simd, off by default: before 11.4
- * (Node 20's 11.3; Node 22 has 12.4). Later V8s reject the flag with a message on stderr.
+ * Whether this is a Node whose V8 has relaxed SIMD behind --experimental-wasm-relaxed-simd, off by default: before
+ * 11.4 (Node 20's 11.3; Node 22 has 12.4). Later V8s reject the flag with a message on stderr. A browser's flags
+ * (Chrome 110-113 has the same V8s) cannot be set from a page.
  */
 function flaggedRelaxedSimd(): boolean {
   const version = v8Version();
-  return version !== undefined && version >= 110 && version < 114;
+  return typeof process !== 'undefined' && version !== undefined && version >= 110 && version < 114;
 }
 
 /**
  * Whether the engine's compiler keeps a loop's 12 accumulators and 3 other vectors in registers (`wideTiles`): V8 from
  * 13.6 (Node 24) and other engines. V8 up to 12.9 places every load of the loop before the multiply-adds and spills:
- * the few-row kernel's 2 x 6 blocks, one thread, [8,288] x [32000,288]ᵀ, 43-45 GFLOP/s in 2 x 4 blocks against 30-34
+ * the few-row kernel's 2 x 6 blocks, one thread, [8,288] x [32000,288]ᵀ, 43-49 GFLOP/s in 2 x 4 blocks against 30-34
  * on Node 20, 22 and 23; 42 -> 49.5 on Node 24 and 26.
  */
 function keepsWideTiles(): boolean {
