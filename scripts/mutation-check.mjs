@@ -192,6 +192,20 @@ const mutations = [
     groups: ['gelu', 'geluGrad'],
   },
   {
+    name: "SwiGLU's backward takes 1 - s as e^-gate, not e^-gate · s (WebAssembly)",
+    file: 'packages/backend-cpu/src/wasm/activation-kernel.ts',
+    from: "simd('f32x4.pmin', f.constant(1), mul(e, s))",
+    to: "simd('f32x4.pmin', f.constant(1), e)",
+    groups: ['swigluGrad'],
+  },
+  {
+    name: "SwiGLU's backward scales d up by up instead of grad (JavaScript)",
+    file: 'packages/backend-cpu/src/activation.ts',
+    from: 'ov[n + i] = gv[i] * silu;',
+    to: 'ov[n + i] = uv[i] * silu;',
+    groups: ['swigluGrad'],
+  },
+  {
     name: 'exp polynomial constant term 1% low (WebAssembly)',
     file: 'packages/backend-cpu/src/wasm/vector-exp.ts',
     from: '  1, 1,\n];',

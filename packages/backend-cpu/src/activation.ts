@@ -66,3 +66,28 @@ export function swigluInto(
   const ov = out.values;
   for (let i = done; i < gv.length; i++) ov[i] = silu(gv[i]) * uv[i];
 }
+
+/**
+ * The packed gradients of SwiGLU, like `geluGradInto`: d gate = grad · up · silu'(gate) in the
+ * first `gate.length` elements of `out`, d up = grad · silu(gate) in the rest.
+ */
+export function swigluGradInto(
+  settings: CpuKernelSettings,
+  gate: CpuStorage,
+  up: CpuStorage,
+  grad: CpuStorage,
+  out: CpuStorage,
+): void {
+  const n = gate.length;
+  const done = runVectorised(settings, ACTIVATION_KERNELS.swigluGrad, [gate, up, grad, out], n, [4 * n]);
+  const av = gate.values;
+  const uv = up.values;
+  const gv = grad.values;
+  const ov = out.values;
+  for (let i = done; i < n; i++) {
+    const s = 1 / (1 + Math.exp(-av[i]));
+    const silu = av[i] * s;
+    ov[i] = gv[i] * uv[i] * (s + silu * (1 - s));
+    ov[n + i] = gv[i] * silu;
+  }
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { geluGradInto, swigluInto, unaryVectorInto } from '../src/activation';
+import { geluGradInto, swigluGradInto, swigluInto, unaryVectorInto } from '../src/activation';
 import { GELU_C, GELU_CUBIC, gelu, geluSlope } from '../src/gelu-formula';
 import { CpuStorage } from '../src/storage';
 import { silu, unaryKernel } from '../src/unary';
@@ -17,6 +17,17 @@ function geluArgument(x: number): number {
 function slopeTerms(x: number): number {
   const s = 1 / (1 + Math.exp(-2 * GELU_C * (x + GELU_CUBIC * x ** 3)));
   return s * (1 + (1 - s) * Math.abs(x) * (2 * GELU_C + 6 * GELU_C * GELU_CUBIC * x * x));
+}
+
+/** The logistic function in float64. */
+function sigmoid(x: number): number {
+  return 1 / (1 + Math.exp(-x));
+}
+
+/** silu'(x) = s (1 + x (1 - s)) with s = sigmoid(x), in float64. */
+function siluSlope(x: number): number {
+  const s = sigmoid(x);
+  return s * (1 + x * (1 - s));
 }
 
 /** Values across the whole range: the steep middle, both tails, overflow of x³, specials. */
@@ -98,7 +109,25 @@ describe.skipIf(!wasmForTests())('activations in WebAssembly SIMD match their sc
         (i) => Math.abs(xs[i]),
         'swiglu',
       );
-      for (const s of [x, other, out]) s.free();
+      const grads = xs.map((_, i) => Math.fround(Math.sin(3 * i) * 2));
+      const grad = storage(grads);
+      const packed = new CpuStorage('f32', 2 * n);
+      swigluGradInto(SETTINGS, x, other, grad, packed);
+      expectClose(
+        packed.values.subarray(0, n),
+        (i) => grads[i] * others[i] * siluSlope(xs[i]),
+        (i) => Math.abs(xs[i]),
+        'swiglu gate gradient',
+        // The two terms of s + silu (1 - s) cancel near x = -1.28.
+        (i) => Math.abs(grads[i] * others[i]) * sigmoid(xs[i]) * (1 + Math.abs(xs[i]) * (1 - sigmoid(xs[i]))),
+      );
+      expectClose(
+        packed.values.subarray(n),
+        (i) => grads[i] * silu(xs[i]),
+        (i) => Math.abs(xs[i]),
+        'swiglu up gradient',
+      );
+      for (const s of [x, other, out, grad, packed]) s.free();
     });
   }
 
@@ -143,6 +172,17 @@ describe.skipIf(!wasmForTests())('activations in WebAssembly SIMD match their sc
     expect(Array.from(out.values.slice(1, 3))).toEqual([Number.POSITIVE_INFINITY, 0]);
     x.free();
     out.free();
+  });
+
+  it("SwiGLU's gradients reach their limits exactly for huge gates", () => {
+    const gates = [-3e38, -200, 200, 3e38];
+    const x = storage(gates);
+    const ones = storage(gates.map(() => 1));
+    const packed = new CpuStorage('f32', 8);
+    swigluGradInto(SETTINGS, x, ones, ones, packed);
+    // silu' is 0 below and 1 above; silu is -0 below (a lost e^-200, not ∞ · 0) and the gate above.
+    expect(Array.from(packed.values)).toEqual([0, 0, 1, 1, -0, -0, 200, Math.fround(3e38)]);
+    for (const s of [x, ones, packed]) s.free();
   });
 
   it('leaves ops without a vector kernel, and disabled kernels, to the JavaScript loops', () => {

@@ -1,5 +1,5 @@
 import { type FusedKernels, sizeOf } from '@loom/tensor';
-import { geluGradInto, swigluInto } from '../activation';
+import { geluGradInto, swigluGradInto, swigluInto } from '../activation';
 import { gelu } from '../gelu-formula';
 import type { CpuStorage } from '../storage';
 import type { CpuKernelContext } from './kernel-context';
@@ -30,15 +30,20 @@ function squaredReluInto(x: CpuStorage, out: CpuStorage): void {
 }
 
 /**
- * The elementwise fused ops, each output shaped like its first input: SwiGLU and the gradient of
- * GELU in WebAssembly SIMD where they can (`activation.ts`), GeGLU, soft-capping and ReLU² in JavaScript.
+ * The elementwise fused ops, each output shaped like its first input (SwiGLU's gradients two of
+ * them): SwiGLU, its gradients and the gradient of GELU in WebAssembly SIMD where they can
+ * (`activation.ts`), GeGLU, soft-capping and ReLU² in JavaScript.
  */
 export function pointwiseKernels(
   ctx: CpuKernelContext,
-): Pick<FusedKernels, 'swiglu' | 'geglu' | 'geluGrad' | 'softcap' | 'squaredRelu'> {
+): Pick<FusedKernels, 'swiglu' | 'swigluGrad' | 'geglu' | 'geluGrad' | 'softcap' | 'squaredRelu'> {
   return {
     swiglu: (gate, up) =>
       ctx.out(sizeOf(gate.shape), (o) => swigluInto(ctx.settings, ctx.get(gate), ctx.get(up), o)),
+    swigluGrad: (gate, up, grad) =>
+      ctx.out(2 * sizeOf(gate.shape), (o) =>
+        swigluGradInto(ctx.settings, ctx.get(gate), ctx.get(up), ctx.get(grad), o),
+      ),
     geglu: (gate, up) => ctx.out(sizeOf(gate.shape), (o) => gegluInto(ctx.get(gate), ctx.get(up), o)),
     geluGrad: (x, grad) =>
       ctx.out(sizeOf(x.shape), (o) => geluGradInto(ctx.settings, ctx.get(x), ctx.get(grad), o)),

@@ -53,6 +53,7 @@ export class ReferenceBackend implements Backend {
         ),
       ),
     geluGrad: (x, grad) => this.#f32Out(fused.geluGrad(this.#f(x), this.#f(grad))),
+    swigluGrad: (gate, up, grad) => this.#f32Out(fused.swigluGrad(this.#f(gate), this.#f(up), this.#f(grad))),
     rmsnormGrad: (x, w, g, eps) => this.#f32Out(fused.rmsnormGrad(this.#f(x), this.#f(w), this.#f(g), eps)),
     layernormGrad: (x, w, g, eps) =>
       this.#f32Out(fused.layernormGrad(this.#f(x), this.#f(w), this.#f(g), eps)),

@@ -7,6 +7,7 @@ import { casesOver, shapeLabel } from './case';
 import { sameShape } from './checks';
 import { runFused } from './dispatch';
 import { fusedOp } from './op';
+import { swigluGrad } from './swiglu-grad';
 
 /** silu(gate) * up, elementwise; kernel: `swiglu(gate, up)`. */
 export const swigluOp = fusedOp({
@@ -14,15 +15,13 @@ export const swigluOp = fusedOp({
   inputs: ['gate', 'up'],
   outputShape: ([gate]) => gate.shape,
   composite: (gate: Tensor, up: Tensor) => scope(() => mul(silu(gate), up)),
-  /** d gate = g up s (1 + a (1 - s)) with s = sigmoid(gate); d up = g silu(gate). */
+  /** Both gradients from one pass (the fused swigluGrad), sliced out of its packed [2, ...shape] result. */
   gradient: {
-    backward: ({ inputs: [a, up], grad: g, needs }) => {
-      const s = a.sigmoid();
-      // silu(a) = a s, shared by both: silu'(a) = s (1 + a (1 - s)), written as s (1 + a - a s).
-      const as = a.mul(s);
-      const da = needs[0] ? g.mul(up).mul(s.mul(a.sub(as).add(1))) : undefined;
-      return [da, needs[1] ? g.mul(as) : undefined];
-    },
+    backward: ({ inputs: [gate, up], grad, needs }) =>
+      scope(() => {
+        const packed = swigluGrad(gate, up, grad); // [2, ...shape]: d gate, d up
+        return needs.map((needed, i) => (needed ? packed.slice([i], [1]).reshape(gate.shape) : undefined));
+      }),
   },
   cases: casesOver([[1], [257], [3, 768], [2, 5, 65]], (shape) => ({
     label: shapeLabel(shape),

@@ -21,6 +21,7 @@ import { softmaxGradOp } from './softmax-grad';
 import { squaredReluOp } from './squared-relu';
 import { swigluOp } from './swiglu';
 import { swigluBlockOp } from './swiglu-block';
+import { swigluGradOp } from './swiglu-grad';
 import { writeRowsOp } from './write-rows';
 
 // Each op's front-end, exported from the package through this file (index.ts re-exports it
@@ -50,6 +51,7 @@ export { softmaxGrad } from './softmax-grad';
 export { squaredRelu } from './squared-relu';
 export { swiglu } from './swiglu';
 export { swigluBlock } from './swiglu-block';
+export { swigluGrad } from './swiglu-grad';
 export { writeRows } from './write-rows';
 
 /** Checks that every entry is an op filed under its own name. */
@@ -75,6 +77,7 @@ export const fusedOps = opTable({
   softmaxCrossEntropy: softmaxCrossEntropyOp,
   softmaxGrad: softmaxGradOp,
   geluGrad: geluGradOp,
+  swigluGrad: swigluGradOp,
   rmsnormGrad: rmsnormGradOp,
   layernormGrad: layernormGradOp,
   adamw: adamwOp,
