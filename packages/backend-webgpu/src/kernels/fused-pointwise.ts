@@ -71,13 +71,58 @@ ${entryPoint(wg)}
   return out;
 }
 
-/** The elementwise fused ops, each output shaped like its first input, one thread per element. */
+const swigluGradParams = new ParamLayout().scalar('count', 'u32');
+
+/**
+ * SwiGLU's gradients packed [2, ...shape], one thread per element of gate: d gate =
+ * grad · up · (s + silu · (1 - s)) first, then d up = grad · silu, with s = sigmoid(gate) and
+ * 1 - s = sigmoid(-gate) (exact as s nears 1, and 1 where gate is so negative that s is 0).
+ */
+function swigluGrad(rt: GpuRuntime, gate: TensorInfo, up: TensorInfo, grad: TensorInfo): GpuStorage {
+  const count = sizeOf(gate.shape);
+  const out = rt.alloc(2 * count, 'f32');
+  const wg = rt.limits.workgroupSize;
+  const program = makeProgram(
+    `swigluGrad:${wg}`,
+    [
+      { name: 'gate', type: 'f32' },
+      { name: 'up', type: 'f32' },
+      { name: 'grad', type: 'f32' },
+    ],
+    [{ name: 'out', type: 'f32' }],
+    swigluGradParams,
+    () => `${SIGMOID}
+${entryPoint(wg)}
+  let i = gid * ${wg}u + lid;
+  if (i >= p.count) { return; }
+  let a = gate[i];
+  let s = sigmoid_(a);
+  let silu = a * s;
+  out[i] = grad[i] * up[i] * (s + silu * sigmoid_(-a));
+  out[p.count + i] = grad[i] * silu;
+}`,
+  );
+  rt.launch({
+    program,
+    inputs: [rt.storage(gate.id), rt.storage(up.id), rt.storage(grad.id)],
+    outputs: [out],
+    params: swigluGradParams.pack({ count }),
+    workgroups: Math.ceil(count / wg),
+  });
+  return out;
+}
+
+/**
+ * The elementwise fused ops, one thread per element, each output shaped like its first input
+ * (SwiGLU's gradients two of them).
+ */
 export function pointwiseKernels(
   rt: GpuRuntime,
-): Pick<FusedKernels, 'swiglu' | 'geglu' | 'geluGrad' | 'softcap' | 'squaredRelu'> {
+): Pick<FusedKernels, 'swiglu' | 'swigluGrad' | 'geglu' | 'geluGrad' | 'softcap' | 'squaredRelu'> {
   return {
     /** silu(gate) · up. */
     swiglu: (gate, up) => pointwise(rt, 'swiglu', { g: gate, u: up }, 'g * sigmoid_(g) * u', SIGMOID),
+    swigluGrad: (gate, up, grad) => swigluGrad(rt, gate, up, grad),
     /** gelu(gate) · up, GELU in its tanh form. */
     geglu: (gate, up) => pointwise(rt, 'geglu', { g: gate, u: up }, 'gelu_(g) * u', GELU),
     /** grad · gelu'(x), GELU in its tanh form. */
