@@ -23,6 +23,7 @@ import { binaryKernel, compareKernel, whereKernel } from './binary';
 import { sumColumnsInto } from './column-sum';
 import { adamwKernels } from './fused/adamw';
 import { attentionKernels } from './fused/attention';
+import { attentionGradKernels } from './fused/attention-grad';
 import type { CpuKernelContext } from './fused/kernel-context';
 import { normKernels } from './fused/norm';
 import { pointwiseKernels } from './fused/pointwise';
@@ -83,6 +84,7 @@ export class CpuBackend implements Backend {
       ...normKernels(ctx),
       ...softmaxKernels(ctx),
       ...attentionKernels(ctx),
+      ...attentionGradKernels(ctx),
       ...ropeKernels(ctx),
       ...productKernels(ctx),
       ...selectiveScanKernels(ctx),

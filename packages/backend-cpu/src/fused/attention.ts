@@ -1,11 +1,11 @@
 import { type AttentionSpec, type FusedKernels, type Shape, sizeOf, visibleKeys } from '@loom/tensor';
 import type { FloatArray } from '../precision';
-import { attentionGemmInto } from './attention-gemm';
+import { attentionRowsInto } from './attention-rows';
 import { decodeAttentionInto } from './decode-attention';
 import type { CpuKernelContext } from './kernel-context';
 
 /** Dot product of a[ao..ao+n) and b[bo..bo+n), four independent sums. */
-function dot(a: FloatArray, ao: number, b: FloatArray, bo: number, n: number): number {
+export function dot(a: FloatArray, ao: number, b: FloatArray, bo: number, n: number): number {
   let s0 = 0;
   let s1 = 0;
   let s2 = 0;
@@ -79,8 +79,9 @@ export function attentionKernel(
 }
 
 /**
- * Attention: decode (one query per row) in `decodeAttentionInto`, several queries through the
- * WebAssembly products of `attentionGemmInto`, and `attentionKernel` where neither runs.
+ * Attention: decode (one query per row) in `decodeAttentionInto`, several queries query by query in
+ * `attentionRowsInto` (one pass over each query's visible keys, no score tensor), and `attentionKernel` where
+ * neither runs.
  */
 export function attentionKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'attention'> {
   return {
@@ -89,7 +90,7 @@ export function attentionKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'att
         const [qs, ks, vs] = [ctx.get(q), ctx.get(k), ctx.get(v)];
         if (
           !decodeAttentionInto(ctx.settings, qs, q.shape, ks, vs, k.shape, spec, o) &&
-          !attentionGemmInto(ctx.settings, qs, q.shape, ks, vs, k.shape, spec, o)
+          !attentionRowsInto(ctx.settings, 'forward', [qs, ks, vs], q.shape, k.shape, spec, o)
         ) {
           attentionKernel(qs.f32, q.shape, ks.f32, vs.f32, k.shape, spec, o.f32);
         }

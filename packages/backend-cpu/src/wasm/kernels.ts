@@ -1,6 +1,7 @@
 import { ACTIVATIONS } from './activation-kernel';
 import { ADAMW } from './adamw-kernel';
 import { ARGMAX } from './argmax-kernel';
+import { ATTEND_GRAD, ATTEND_ROWS } from './attention-rows-kernel';
 import { COLUMN_SUM } from './column-sum-kernel';
 import { COPY_ROWS } from './copy-kernel';
 import { ATTEND_ONE } from './decode-attention-kernel';
@@ -41,6 +42,8 @@ export const KERNELS = [
   COPY_ROWS,
   ROPE,
   ATTEND_ONE,
+  ATTEND_ROWS,
+  ATTEND_GRAD,
   ...QUANTIZE_X,
   Q8_0_DOT,
   Q4_0_DOT,

@@ -84,6 +84,7 @@ export const Var = {
 
 /** Scalar memory instructions (followed by a memarg), with the natural alignment as log2 bytes. */
 export const MemOp = {
+  'i32.load': { code: 0x28, align: 2 },
   'f32.load': { code: 0x2a, align: 2 },
   'i32.store': { code: 0x36, align: 2 },
   'f32.store': { code: 0x38, align: 2 },

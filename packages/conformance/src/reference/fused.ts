@@ -170,6 +170,58 @@ export function attention(
   return out;
 }
 
+/**
+ * The gradients of `attention` for the gradient g of its output: per query and head, its softmax weights P over
+ * the visible keys, dS_j = P_j (g·v_j - Σ_i P_i g·v_i), then dq = scale Σ_j dS_j k_j, dk_j += scale dS_j q and
+ * dv_j += P_j g. Returned flattened: dq, then dk, then dv.
+ */
+export function attentionGrad(
+  q: Float64Array,
+  qShape: Shape,
+  k: Float64Array,
+  v: Float64Array,
+  kShape: Shape,
+  g: Float64Array,
+  spec: AttentionSpec,
+): Float64Array {
+  const [b, t, h, hd] = qShape;
+  const [, s, hkv] = kShape;
+  const out = new Float64Array(q.length + 2 * k.length);
+  const [dk, dv] = [q.length, q.length + k.length];
+  for (let bi = 0; bi < b; bi++) {
+    for (let p = 0; p < t; p++) {
+      for (let head = 0; head < h; head++) {
+        const kvHead = Math.floor(head / (h / hkv));
+        const qo = ((bi * t + p) * h + head) * hd;
+        const at = (j: number) => ((bi * s + j) * hkv + kvHead) * hd;
+        const scores = new Float64Array(s);
+        for (let j = 0; j < s; j++) {
+          let dot = 0;
+          for (let d = 0; d < hd; d++) dot += q[qo + d] * k[at(j) + d];
+          scores[j] = keyVisible(spec, bi, spec.offset + p, j) ? spec.scale * dot : Number.NEGATIVE_INFINITY;
+        }
+        if (scores.every((w) => w === Number.NEGATIVE_INFINITY)) continue; // sees no key: no gradient
+        const probabilities = softmax(scores, s);
+        const dp = new Float64Array(s);
+        let weighted = 0;
+        for (let j = 0; j < s; j++) {
+          for (let d = 0; d < hd; d++) dp[j] += g[qo + d] * v[at(j) + d];
+          weighted += probabilities[j] * dp[j];
+        }
+        for (let j = 0; j < s; j++) {
+          const ds = probabilities[j] * (dp[j] - weighted);
+          for (let d = 0; d < hd; d++) {
+            out[qo + d] += spec.scale * ds * k[at(j) + d];
+            out[dk + at(j) + d] += spec.scale * ds * q[qo + d];
+            out[dv + at(j) + d] += probabilities[j] * g[qo + d];
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
 export function swiglu(gate: Float64Array, up: Float64Array): Float64Array {
   return gate.map((g, i) => g * sigmoid(g) * up[i]);
 }

@@ -1,5 +1,6 @@
 import { adamwOp } from './adamw';
 import { attentionOp } from './attention';
+import { attentionGradOp } from './attention-grad';
 import { gegluOp } from './geglu';
 import { geluGradOp } from './gelu-grad';
 import { halfMatmulOp } from './half-matmul';
@@ -28,8 +29,9 @@ import { writeRowsOp } from './write-rows';
 // whole), so a new op is named in tensor here and nowhere else: its import, its export, its entry.
 export type { AdamWSpec } from './adamw';
 export { adamw } from './adamw';
-export type { AttentionOptions } from './attention';
 export { attention } from './attention';
+export { attentionGrad } from './attention-grad';
+export type { AttentionOptions } from './attention-options';
 export { geglu } from './geglu';
 export { geluGrad } from './gelu-grad';
 export { halfMatmul } from './half-matmul';
@@ -68,6 +70,7 @@ export const fusedOps = opTable({
   layernorm: layernormOp,
   rope: ropeOp,
   attention: attentionOp,
+  attentionGrad: attentionGradOp,
   swiglu: swigluOp,
   swigluBlock: swigluBlockOp,
   linear: linearOp,

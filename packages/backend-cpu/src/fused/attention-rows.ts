@@ -1,0 +1,120 @@
+import { type AttentionSpec, type Shape, sizeOf, visibleKeys } from '@loom/tensor';
+import { CpuStorage } from '../storage';
+import { forkJoin } from '../threads/fork-join';
+import { GEMM_WORK_BYTES } from '../wasm/gemm-kernel';
+import { checkedArgs } from '../wasm/kernels';
+import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
+
+/**
+ * Single-thread speed of the row kernels for the estimate of a call's time, flops per microsecond (the backward's
+ * five products of a query with its keys: about 20 000 measured on the training step's [12, 64, 4, 32]).
+ */
+const FLOPS_PER_MICRO = 20_000;
+/** Pair ranges per thread when split, so a late worker does not hold everyone up. */
+const CHUNKS_PER_THREAD = 2;
+
+/**
+ * Bounds of `blocks` blocks of the T query rows with about equal numbers of visible keys (batch row 0's, from
+ * `ranges`), so that a causal mask's later, longer rows do not all land in one chunk: [0, ..., T].
+ */
+function rowBlocksOf(ranges: Int32Array, t: number, blocks: number): number[] {
+  let total = 0;
+  for (let row = 0; row < t; row++) total += Math.max(0, ranges[2 * row + 1] - ranges[2 * row]) + 1;
+  const bounds = [0];
+  let seen = 0;
+  for (let row = 0; row < t && bounds.length < blocks; row++) {
+    seen += Math.max(0, ranges[2 * row + 1] - ranges[2 * row]) + 1;
+    if (seen >= (total * bounds.length) / blocks) bounds.push(row + 1);
+  }
+  if (bounds[bounds.length - 1] !== t) bounds.push(t);
+  return bounds;
+}
+
+/** The forward (q, k, v -> out) or the backward (q, k, v, grad -> dq, dk, dv flattened into out). */
+export type RowsPass = 'forward' | 'backward';
+
+/**
+ * Attention (`attend_rows_f32`) or its gradients (`attend_grad_f32`) query by query, the (batch row, kv head) pairs
+ * split across threads; for the backward, out holds dq, dk, dv one after another (`attentionGrad`'s layout) and
+ * dk, dv are zeroed first (the kernel adds to them). `storages` are q, k, v (and grad). Returns false, computing
+ * nothing, when the kernels cannot run: off, an operand outside the heap, hd not a multiple of 4, or a query's rows
+ * of keys beyond the thread's work area.
+ */
+export function attentionRowsInto(
+  settings: CpuKernelSettings,
+  pass: RowsPass,
+  storages: readonly CpuStorage[],
+  qShape: Shape,
+  kShape: Shape,
+  spec: AttentionSpec,
+  out: CpuStorage,
+): boolean {
+  const [b, t, h, hd] = qShape;
+  const [, s, hkv] = kShape;
+  const runtime = kernelRuntime(settings);
+  const addresses = [...storages, out].map((x) => x.address);
+  // The weights row and the gradient row of one query, each padded to whole vectors plus one.
+  const workBytes = 2 * (4 * s + 32);
+  if (!runtime || hd % 4 !== 0 || hd === 0 || workBytes > GEMM_WORK_BYTES) return false;
+  if (!addresses.every((a) => a !== undefined)) return false;
+  const ranges = new CpuStorage('i32', Math.max(1, 2 * b * t), false);
+  try {
+    const rangeAddress = ranges.address;
+    if (rangeAddress === undefined) return false;
+    let visible = 0;
+    for (let bi = 0; bi < b; bi++) {
+      for (let row = 0; row < t; row++) {
+        const { start, end } = visibleKeys(spec, bi, row, s);
+        ranges.i32[2 * (bi * t + row)] = start;
+        ranges.i32[2 * (bi * t + row) + 1] = end;
+        visible += Math.max(0, end - start);
+      }
+    }
+    const [q, k, v, ...rest] = addresses as number[];
+    const nq = sizeOf(qShape);
+    const nkv = sizeOf(kShape);
+    const targets =
+      pass === 'forward' ? rest : [rest[0], rest[1], rest[1] + 4 * nq, rest[1] + 4 * (nq + nkv)];
+    if (pass === 'backward') out.f32.fill(0, nq);
+    const pairs = b * hkv;
+    const kernel = pass === 'forward' ? 'attend_rows_f32' : 'attend_grad_f32';
+    // Two products of hd per visible key and query head, five for the backward.
+    const micros = ((pass === 'forward' ? 4 : 10) * h * visible * hd) / FLOPS_PER_MICRO;
+    forkJoin(runtime, settings.threads, kernel, micros, (threads) => {
+      const wanted = threads === 1 ? 1 : threads * CHUNKS_PER_THREAD;
+      const pairParts = Math.min(pairs, wanted);
+      // The forward splits a pair's query rows too when there are few pairs (a backward's rows add to one dk, dv).
+      const rowBlocks =
+        pass === 'forward' ? rowBlocksOf(ranges.i32, t, Math.ceil(wanted / pairParts)) : [0, t];
+      return Array.from({ length: pairParts }, (_, i) =>
+        rowBlocks
+          .slice(1)
+          .map((end, block) =>
+            checkedArgs(kernel, [
+              q,
+              k,
+              v,
+              ...targets,
+              rangeAddress,
+              Math.floor((pairs * i) / pairParts),
+              Math.floor((pairs * (i + 1)) / pairParts),
+              rowBlocks[block],
+              end,
+              hkv,
+              h / hkv,
+              t,
+              hd,
+              4 * t * h * hd,
+              4 * s * hkv * hd,
+              4 * h * hd,
+              4 * hkv * hd,
+              spec.scale,
+            ]),
+          ),
+      ).flat();
+    });
+    return true;
+  } finally {
+    ranges.free();
+  }
+}
