@@ -129,6 +129,27 @@ const mutations = [
     groups: ['attentionGrad'],
   },
   {
+    name: "LayerNorm's parameter gradient (WebAssembly) forgets to centre x",
+    file: 'packages/backend-cpu/src/wasm/norm-param-grad-kernel.ts',
+    from: 'mul(g, mul(sub(at(r, x), mean), inv))',
+    to: 'mul(g, mul(at(r, x), inv))',
+    groups: ['layernormParamGrad'],
+  },
+  {
+    name: "RMSNorm's weight gradient (WebAssembly) leaves x unnormalised",
+    file: 'packages/backend-cpu/src/wasm/norm-param-grad-kernel.ts',
+    from: 'mul(at(r, grad), mul(at(r, x), inv))',
+    to: 'mul(at(r, grad), at(r, x))',
+    groups: ['rmsnormWeightGrad'],
+  },
+  {
+    name: "the norms' parameter gradients (JavaScript) forget to centre x",
+    file: 'packages/backend-cpu/src/fused/norm-param-grad.ts',
+    from: 'sums[i] += grad[o + i] * (x[o + i] - mean) * inv;',
+    to: 'sums[i] += grad[o + i] * x[o + i] * inv;',
+    groups: ['layernormParamGrad'],
+  },
+  {
     name: 'selective scan forgets the state between steps (Mamba)',
     file: 'packages/backend-cpu/src/fused/selective-scan.ts',
     from: 'h[k] = Math.exp(dt * a[di * n + k]) * h[k] + u * bIn[row + k];',

@@ -26,6 +26,7 @@ import { attentionKernels } from './fused/attention';
 import { attentionGradKernels } from './fused/attention-grad';
 import type { CpuKernelContext } from './fused/kernel-context';
 import { normKernels } from './fused/norm';
+import { normParamGradKernels } from './fused/norm-param-grad';
 import { pointwiseKernels } from './fused/pointwise';
 import { productKernels } from './fused/products';
 import { ropeKernels } from './fused/rope';
@@ -82,6 +83,7 @@ export class CpuBackend implements Backend {
     this.fused = {
       ...pointwiseKernels(ctx),
       ...normKernels(ctx),
+      ...normParamGradKernels(ctx),
       ...softmaxKernels(ctx),
       ...attentionKernels(ctx),
       ...attentionGradKernels(ctx),

@@ -12,6 +12,7 @@ import { GEMV_N, GEMV_T } from './gemv-kernel';
 import { BF16_DOT, F16_DOT } from './half-dot-kernel';
 import type { ArgsOf, KernelSpec, ParamKind } from './kernel-spec';
 import { NORMS } from './norm-kernel';
+import { NORM_PARAM_GRAD } from './norm-param-grad-kernel';
 import { Q4K_DOT } from './q4k-dot-kernel';
 import { Q6K_DOT } from './q6k-dot-kernel';
 import { Q4_0_DOT, Q8_0_DOT } from './quant-dot-kernel';
@@ -38,6 +39,7 @@ export const KERNELS = [
   ROW_SUM,
   ARGMAX,
   ...NORMS,
+  NORM_PARAM_GRAD,
   ADAMW,
   COPY_ROWS,
   ROPE,

@@ -9,7 +9,7 @@ const I = ValType.i32;
 const V = ValType.v128;
 
 /** Locals shared by the row loops of one kernel. */
-interface Rows {
+export interface Rows {
   readonly f: FunctionBuilder;
   /** Byte offset into the current row. */
   readonly j: Local;
@@ -19,7 +19,7 @@ interface Rows {
   readonly eps: Local;
 }
 
-function rows(f: FunctionBuilder, d: Local, epsF32: Local): Rows {
+export function rows(f: FunctionBuilder, d: Local, epsF32: Local): Rows {
   const [j, rowBytes] = f.locals(I, 2);
   const [dF64, eps] = f.locals(ValType.f64, 2);
   f.set(rowBytes, op('i32.shl', d, 2));
@@ -29,12 +29,12 @@ function rows(f: FunctionBuilder, d: Local, epsF32: Local): Rows {
 }
 
 /** for (j = 0; j < row bytes; j += 16) body(). */
-function eachVector(r: Rows, body: () => void): void {
+export function eachVector(r: Rows, body: () => void): void {
   r.f.for(r.j, 0, r.rowBytes, 16, body);
 }
 
 /** The vector at byte `j` of the row at `base`. */
-function at(r: Rows, base: Operand): Expr {
+export function at(r: Rows, base: Operand): Expr {
   return simdLoad('v128.load', scalar.add(base, r.j));
 }
 
@@ -45,7 +45,7 @@ const shared = at;
  * Σ over the row of the vectors `value()` gives, in float64: two f64x2 accumulators per value
  * (lanes 0-1 and lanes 2-3), so successive additions do not wait on each other.
  */
-function sums(r: Rows, values: readonly (() => Expr)[], into: readonly Local[]): void {
+export function sums(r: Rows, values: readonly (() => Expr)[], into: readonly Local[]): void {
   const { f } = r;
   const v = f.local(V);
   const accs = values.map(() => f.locals(V, 2));
@@ -67,17 +67,17 @@ function sums(r: Rows, values: readonly (() => Expr)[], into: readonly Local[]):
 }
 
 /** v · v (the expression is emitted twice: two loads, no local). */
-function squared(v: Expr): Expr {
+export function squared(v: Expr): Expr {
   return mul(v, v);
 }
 
 /** An f32x4 splat of an f64 scalar expression. */
-function splat(value: Expr): Expr {
+export function splat(value: Expr): Expr {
   return simd('f32x4.splat', op('f32.demote_f64', value));
 }
 
 /** 1 / sqrt(meanSquare + eps) as an f32x4 splat. */
-function inverseRms(r: Rows, meanSquare: Operand): Expr {
+export function inverseRms(r: Rows, meanSquare: Operand): Expr {
   return splat(op('f64.div', f64(1), op('f64.sqrt', op('f64.add', meanSquare, r.eps))));
 }
 

@@ -61,6 +61,10 @@ export class ReferenceBackend implements Backend {
     rmsnormGrad: (x, w, g, eps) => this.#f32Out(fused.rmsnormGrad(this.#f(x), this.#f(w), this.#f(g), eps)),
     layernormGrad: (x, w, g, eps) =>
       this.#f32Out(fused.layernormGrad(this.#f(x), this.#f(w), this.#f(g), eps)),
+    rmsnormWeightGrad: (x, g, eps) =>
+      this.#f32Out(fused.rmsnormWeightGrad(this.#f(x), this.#f(g), x.shape[x.shape.length - 1] ?? 0, eps)),
+    layernormParamGrad: (x, g, eps) =>
+      this.#f32Out(fused.layernormParamGrad(this.#f(x), this.#f(g), x.shape[x.shape.length - 1] ?? 0, eps)),
     adamw: (p, g, m, v, spec: AdamWSpec) => fused.adamw(this.#f(p), this.#f(g), this.#f(m), this.#f(v), spec),
     selectiveScan: (x, delta, a, b, c, d) =>
       this.#f32Out(

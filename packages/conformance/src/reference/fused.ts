@@ -90,6 +90,29 @@ export function layernormGrad(x: Float64Array, w: Float64Array, g: Float64Array,
   return out;
 }
 
+/** RMSNorm's weight gradient: Σ over rows of g · x r, r = 1 / sqrt(mean(x²) + eps). */
+export function rmsnormWeightGrad(x: Float64Array, g: Float64Array, d: number, eps: number): Float64Array {
+  const out = new Float64Array(d);
+  forRows(x.length, d, (o) => {
+    const r = rmsScale(x, o, d, eps);
+    for (let i = 0; i < d; i++) out[i] += g[o + i] * x[o + i] * r;
+  });
+  return out;
+}
+
+/** LayerNorm's weight and bias gradients [2, d]: Σ over rows of g · (x - μ) r, then Σ over rows of g. */
+export function layernormParamGrad(x: Float64Array, g: Float64Array, d: number, eps: number): Float64Array {
+  const out = new Float64Array(2 * d);
+  forRows(x.length, d, (o) => {
+    const [mu, r] = meanAndScale(x, o, d, eps);
+    for (let i = 0; i < d; i++) {
+      out[i] += g[o + i] * (x[o + i] - mu) * r;
+      out[d + i] += g[o + i];
+    }
+  });
+  return out;
+}
+
 /** x [B, T, H, hd]: pair (2i, 2i+1) of position t of entry b turns by (offsets[b] + t) freqs[i], times `scale`. */
 export function rope(
   x: Float64Array,

@@ -56,6 +56,9 @@ export const ROW_SHAPES: readonly [Shape, ...Shape[]] = [
   [3, 1000],
 ];
 
+/** The row shapes of the norms' parameter gradients: ROW_SHAPES, and 300 rows (a sum over more rows than one CPU part). */
+export const NORM_PARAM_GRAD_SHAPES: readonly [Shape, ...Shape[]] = [...ROW_SHAPES, [300, 48]];
+
 /** "[2, 3]" for a case label. */
 export function shapeLabel(shape: Shape): string {
   return `[${shape.join(', ')}]`;

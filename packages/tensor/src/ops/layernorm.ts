@@ -1,4 +1,3 @@
-import { ones, zeros } from '../creation';
 import { assertDType } from '../dtype';
 import { add, mul, rsqrt, sub } from '../elementwise';
 import { sameBackend } from '../guards';
@@ -6,9 +5,10 @@ import { mean } from '../reduce';
 import { scope } from '../scope';
 import type { Tensor } from '../tensor';
 import { casesOver, REDUCTION, ROW_SHAPES, shapeLabel } from './case';
-import { lastDimMatches, sumRows } from './checks';
+import { lastDimMatches } from './checks';
 import { runFused } from './dispatch';
 import { layernormGrad } from './layernorm-grad';
+import { layernormParamGrad } from './layernorm-param-grad';
 import { fusedOp } from './op';
 
 /** (x - mean) * rsqrt(var + eps) * weight + bias over the last axis; kernel: `layernorm(x, weight, bias, eps)`. */
@@ -22,19 +22,18 @@ export const layernormOp = fusedOp({
       const inv = rsqrt(add(mean(mul(centred, centred), -1, true), eps));
       return add(mul(mul(centred, inv), weight), bias);
     }),
-  /** dx from the fused layernormGrad; dweight = sum of g · normalised x, dbias = sum of g. */
+  /** dx from the fused layernormGrad; dweight = Σ g · normalised x and dbias = Σ g from one layernormParamGrad. */
   gradient: {
-    backward: ({ inputs: [x, weight], params: [eps], grad: g, needs }) => {
-      const normed = (): Tensor => {
-        const options = { backend: weight.backend };
-        return layernorm(x, ones(weight.shape, options), zeros(weight.shape, options), eps);
-      };
-      return [
-        needs[0] ? layernormGrad(x, weight, g, eps) : undefined,
-        needs[1] ? sumRows(g.mul(normed())) : undefined,
-        needs[2] ? sumRows(g) : undefined,
-      ];
-    },
+    backward: ({ inputs: [x, weight], params: [eps], grad: g, needs }) =>
+      scope(() => {
+        const params = needs[1] || needs[2] ? layernormParamGrad(x, g, eps) : undefined; // [2, d]
+        const d = weight.shape;
+        return [
+          needs[0] ? layernormGrad(x, weight, g, eps) : undefined,
+          needs[1] ? params?.slice([0, 0], [1, d[0]]).reshape(d) : undefined,
+          needs[2] ? params?.slice([1, 0], [1, d[0]]).reshape(d) : undefined,
+        ];
+      }),
   },
   cases: casesOver(ROW_SHAPES, (shape) => ({
     label: shapeLabel(shape),

@@ -1,4 +1,3 @@
-import { ones } from '../creation';
 import { assertDType } from '../dtype';
 import { add, mul, rsqrt } from '../elementwise';
 import { sameBackend } from '../guards';
@@ -6,10 +5,11 @@ import { mean } from '../reduce';
 import { scope } from '../scope';
 import type { Tensor } from '../tensor';
 import { casesOver, REDUCTION, ROW_SHAPES, shapeLabel } from './case';
-import { lastDimMatches, sumRows } from './checks';
+import { lastDimMatches } from './checks';
 import { runFused } from './dispatch';
 import { fusedOp } from './op';
 import { rmsnormGrad } from './rmsnorm-grad';
+import { rmsnormWeightGrad } from './rmsnorm-weight-grad';
 
 /** x [..., d] * rsqrt(mean(x^2) + eps) * weight [d]; kernel: `rmsnorm(x, weight, eps)`. */
 export const rmsnormOp = fusedOp({
@@ -18,11 +18,11 @@ export const rmsnormOp = fusedOp({
   outputShape: ([x]) => x.shape,
   composite: (x: Tensor, weight: Tensor, eps: number) =>
     scope(() => mul(mul(x, rsqrt(add(mean(mul(x, x), -1, true), eps))), weight)),
-  /** dx from the fused rmsnormGrad; dweight = sum over rows of g · rmsnorm(x, 1). */
+  /** dx from the fused rmsnormGrad; dweight = Σ over rows of g · rmsnorm(x, 1) from the fused rmsnormWeightGrad. */
   gradient: {
     backward: ({ inputs: [x, weight], params: [eps], grad: g, needs }) => [
       needs[0] ? rmsnormGrad(x, weight, g, eps) : undefined,
-      needs[1] ? sumRows(g.mul(rmsnorm(x, ones(weight.shape, { backend: weight.backend }), eps))) : undefined,
+      needs[1] ? rmsnormWeightGrad(x, g, eps) : undefined,
     ],
   },
   cases: casesOver(ROW_SHAPES, (shape) => ({

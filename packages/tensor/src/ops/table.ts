@@ -6,12 +6,14 @@ import { geluGradOp } from './gelu-grad';
 import { halfMatmulOp } from './half-matmul';
 import { layernormOp } from './layernorm';
 import { layernormGradOp } from './layernorm-grad';
+import { layernormParamGradOp } from './layernorm-param-grad';
 import { linearOp } from './linear';
 import { logSoftmaxOp } from './log-softmax';
 import type { AnyFusedOp, KernelOf } from './op';
 import { quantizedMatmulOp } from './quantized-matmul';
 import { rmsnormOp } from './rmsnorm';
 import { rmsnormGradOp } from './rmsnorm-grad';
+import { rmsnormWeightGradOp } from './rmsnorm-weight-grad';
 import { ropeOp } from './rope';
 import { selectiveScanOp } from './selective-scan';
 import { selectiveScanGradOp } from './selective-scan-grad';
@@ -37,11 +39,13 @@ export { geluGrad } from './gelu-grad';
 export { halfMatmul } from './half-matmul';
 export { layernorm } from './layernorm';
 export { layernormGrad } from './layernorm-grad';
+export { layernormParamGrad } from './layernorm-param-grad';
 export { linear } from './linear';
 export { logSoftmax } from './log-softmax';
 export { quantizedMatmul } from './quantized-matmul';
 export { rmsnorm } from './rmsnorm';
 export { rmsnormGrad } from './rmsnorm-grad';
+export { rmsnormWeightGrad } from './rmsnorm-weight-grad';
 export type { RopeOptions } from './rope';
 export { rope, ropeInverseFrequencies } from './rope';
 export { selectiveScan } from './selective-scan';
@@ -83,6 +87,8 @@ export const fusedOps = opTable({
   swigluGrad: swigluGradOp,
   rmsnormGrad: rmsnormGradOp,
   layernormGrad: layernormGradOp,
+  rmsnormWeightGrad: rmsnormWeightGradOp,
+  layernormParamGrad: layernormParamGradOp,
   adamw: adamwOp,
   softcap: softcapOp,
   squaredRelu: squaredReluOp,
