@@ -234,10 +234,10 @@ const mutations = [
     groups: ['swigluGrad'],
   },
   {
-    name: "SwiGLU's backward scales d up by up instead of grad (JavaScript)",
+    name: "SwiGLU's backward scales d gate by up twice instead of grad and up (JavaScript)",
     file: 'packages/backend-cpu/src/activation.ts',
-    from: 'ov[n + i] = gv[i] * silu;',
-    to: 'ov[n + i] = uv[i] * silu;',
+    from: 'ov[i] = gv[i] * uv[i] * (s + av[i] * s * (1 - s));',
+    to: 'ov[i] = uv[i] * uv[i] * (s + av[i] * s * (1 - s));',
     groups: ['swigluGrad'],
   },
   {

@@ -68,8 +68,8 @@ export function swigluInto(
 }
 
 /**
- * The packed gradients of SwiGLU, like `geluGradInto`: d gate = grad · up · silu'(gate) in the
- * first `gate.length` elements of `out`, d up = grad · silu(gate) in the rest.
+ * SwiGLU's gate gradient out = grad · up · silu'(gate), like `geluGradInto` (the up gradient
+ * grad · silu(gate) is `swigluInto(gate, grad)`).
  */
 export function swigluGradInto(
   settings: CpuKernelSettings,
@@ -78,16 +78,13 @@ export function swigluGradInto(
   grad: CpuStorage,
   out: CpuStorage,
 ): void {
-  const n = gate.length;
-  const done = runVectorised(settings, ACTIVATION_KERNELS.swigluGrad, [gate, up, grad, out], n, [4 * n]);
+  const done = runVectorised(settings, ACTIVATION_KERNELS.swigluGrad, [gate, up, grad, out], gate.length);
   const av = gate.values;
   const uv = up.values;
   const gv = grad.values;
   const ov = out.values;
-  for (let i = done; i < n; i++) {
+  for (let i = done; i < av.length; i++) {
     const s = 1 / (1 + Math.exp(-av[i]));
-    const silu = av[i] * s;
-    ov[i] = gv[i] * uv[i] * (s + silu * (1 - s));
-    ov[n + i] = gv[i] * silu;
+    ov[i] = gv[i] * uv[i] * (s + av[i] * s * (1 - s));
   }
 }

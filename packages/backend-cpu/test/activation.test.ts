@@ -111,23 +111,24 @@ describe.skipIf(!wasmForTests())('activations in WebAssembly SIMD match their sc
       );
       const grads = xs.map((_, i) => Math.fround(Math.sin(3 * i) * 2));
       const grad = storage(grads);
-      const packed = new CpuStorage('f32', 2 * n);
-      swigluGradInto(SETTINGS, x, other, grad, packed);
+      swigluGradInto(SETTINGS, x, other, grad, out);
       expectClose(
-        packed.values.subarray(0, n),
+        out.values,
         (i) => grads[i] * others[i] * siluSlope(xs[i]),
         (i) => Math.abs(xs[i]),
         'swiglu gate gradient',
-        // The two terms of s + silu (1 - s) cancel near x = -1.28.
+        // The two terms of s + x s (1 - s) cancel near x = -1.28.
         (i) => Math.abs(grads[i] * others[i]) * sigmoid(xs[i]) * (1 + Math.abs(xs[i]) * (1 - sigmoid(xs[i]))),
       );
+      // swiglu's rule takes the up gradient grad · silu(gate) from swiglu(gate, grad).
+      swigluInto(SETTINGS, x, grad, out);
       expectClose(
-        packed.values.subarray(n),
+        out.values,
         (i) => grads[i] * silu(xs[i]),
         (i) => Math.abs(xs[i]),
         'swiglu up gradient',
       );
-      for (const s of [x, other, out, grad, packed]) s.free();
+      for (const s of [x, other, out, grad]) s.free();
     });
   }
 
@@ -178,11 +179,14 @@ describe.skipIf(!wasmForTests())('activations in WebAssembly SIMD match their sc
     const gates = [-3e38, -200, 200, 3e38];
     const x = storage(gates);
     const ones = storage(gates.map(() => 1));
-    const packed = new CpuStorage('f32', 8);
-    swigluGradInto(SETTINGS, x, ones, ones, packed);
-    // silu' is 0 below and 1 above; silu is -0 below (a lost e^-200, not ∞ · 0) and the gate above.
-    expect(Array.from(packed.values)).toEqual([0, 0, 1, 1, -0, -0, 200, Math.fround(3e38)]);
-    for (const s of [x, ones, packed]) s.free();
+    const out = new CpuStorage('f32', 4);
+    swigluGradInto(SETTINGS, x, ones, ones, out);
+    // silu' is 0 below and 1 above (1 - s capped at 1, not ∞ · 0).
+    expect(Array.from(out.values)).toEqual([0, 0, 1, 1]);
+    // The up gradient, swiglu(gate, grad): silu is -0 below (a lost e^-200, not ∞ · 0) and the gate above.
+    swigluInto(SETTINGS, x, ones, out);
+    expect(Array.from(out.values)).toEqual([-0, -0, 200, Math.fround(3e38)]);
+    for (const s of [x, ones, out]) s.free();
   });
 
   it('leaves ops without a vector kernel, and disabled kernels, to the JavaScript loops', () => {

@@ -30,8 +30,8 @@ function squaredReluInto(x: CpuStorage, out: CpuStorage): void {
 }
 
 /**
- * The elementwise fused ops, each output shaped like its first input (SwiGLU's gradients two of
- * them): SwiGLU, its gradients and the gradient of GELU in WebAssembly SIMD where they can
+ * The elementwise fused ops, each output shaped like its first input: SwiGLU, its gate's
+ * gradient and the gradient of GELU in WebAssembly SIMD where they can
  * (`activation.ts`), GeGLU, soft-capping and ReLU² in JavaScript.
  */
 export function pointwiseKernels(
@@ -41,7 +41,7 @@ export function pointwiseKernels(
     swiglu: (gate, up) =>
       ctx.out(sizeOf(gate.shape), (o) => swigluInto(ctx.settings, ctx.get(gate), ctx.get(up), o)),
     swigluGrad: (gate, up, grad) =>
-      ctx.out(2 * sizeOf(gate.shape), (o) =>
+      ctx.out(sizeOf(gate.shape), (o) =>
         swigluGradInto(ctx.settings, ctx.get(gate), ctx.get(up), ctx.get(grad), o),
       ),
     geglu: (gate, up) => ctx.out(sizeOf(gate.shape), (o) => gegluInto(ctx.get(gate), ctx.get(up), o)),

@@ -141,31 +141,26 @@ export const GELU_GRAD = kernel({
 });
 
 /**
- * SwiGLU's two gradients over `n` elements (a multiple of 4): d gate = grad · up · silu'(gate)
- * at `out`, d up = grad · silu(gate) `half` bytes further (the packed [2, ...shape] output of
- * `swigluGrad`, split into chunks). With e = e^-gate unclamped (+∞ or 0 past the range of f32)
- * and s = 1 / (1 + e): silu = gate · s and silu' = s + silu · (1 - s), where 1 - s is e · s
- * (no cancellation as s nears 1), capped at 1 because e = ∞ makes it ∞ · 0. So silu and its
- * slope reach their limits exactly: gate and 1 above, -0 and 0 below. Parameters: byte addresses
- * of gate, up, grad and the output, the element count, the byte offset of the second half.
+ * SwiGLU's gate gradient grad · up · silu'(gate) over `n` elements (a multiple of 4); the up
+ * gradient grad · silu(gate) is `SWIGLU` run on (gate, grad). With e = e^-gate unclamped (+∞ or 0
+ * past the range of f32) and s = 1 / (1 + e): silu' = s + gate · s · (1 - s), where 1 - s is
+ * e · s (no cancellation as s nears 1), capped at 1 because e = ∞ makes it ∞ · 0. So the slope
+ * reaches its limits exactly: 1 above, 0 below. Parameters: byte addresses of gate, up, grad and
+ * the output, the element count.
  */
 export const SWIGLU_GRAD = kernel({
   name: 'swiglu_grad_f32',
-  params: i32('gate', 'up', 'grad', 'out', 'n', 'half'),
-  emit(f, { gate, up, grad, out, n, half }) {
-    const [v, z, k, e, s, silu, g] = f.locals(V, 7);
-    const dUp = f.local(ValType.i32);
-    f.set(dUp, op('i32.add', out, half));
-    vectorLoop(f, out, n, [gate, up, grad, dUp], () => {
+  params: i32('gate', 'up', 'grad', 'out', 'n'),
+  emit(f, { gate, up, grad, out, n }) {
+    const [v, z, k, e, s] = f.locals(V, 5);
+    vectorLoop(f, out, n, [gate, up, grad], () => {
       f.set(v, simdLoad('v128.load', gate));
       expOfNegated(f, { v, z, k, e });
       f.set(s, div(f.constant(1), add(f.constant(1), e)));
-      f.set(silu, mul(v, s));
-      f.set(g, simdLoad('v128.load', grad));
       const oneMinusS = simd('f32x4.pmin', f.constant(1), mul(e, s));
-      const slope = add(s, mul(silu, oneMinusS));
-      f.storeV128(out, mul(mul(g, simdLoad('v128.load', up)), slope));
-      f.storeV128(dUp, mul(g, silu));
+      const slope = add(s, mul(mul(v, s), oneMinusS));
+      const upGrad = mul(simdLoad('v128.load', grad), simdLoad('v128.load', up));
+      f.storeV128(out, mul(upGrad, slope));
     });
   },
 });

@@ -74,13 +74,13 @@ ${entryPoint(wg)}
 const swigluGradParams = new ParamLayout().scalar('count', 'u32');
 
 /**
- * SwiGLU's gradients packed [2, ...shape], one thread per element of gate: d gate =
- * grad · up · (s + silu · (1 - s)) first, then d up = grad · silu, with s = sigmoid(gate) and
- * 1 - s = sigmoid(-gate) (exact as s nears 1, and 1 where gate is so negative that s is 0).
+ * SwiGLU's gate gradient grad · up · (s + gate · s · (1 - s)), one thread per element, with
+ * s = sigmoid(gate) and 1 - s = sigmoid(-gate) (exact as s nears 1, and 1 where gate is so
+ * negative that s is 0); the up gradient grad · silu(gate) is the swiglu kernel on (gate, grad).
  */
 function swigluGrad(rt: GpuRuntime, gate: TensorInfo, up: TensorInfo, grad: TensorInfo): GpuStorage {
   const count = sizeOf(gate.shape);
-  const out = rt.alloc(2 * count, 'f32');
+  const out = rt.alloc(count, 'f32');
   const wg = rt.limits.workgroupSize;
   const program = makeProgram(
     `swigluGrad:${wg}`,
@@ -97,9 +97,7 @@ ${entryPoint(wg)}
   if (i >= p.count) { return; }
   let a = gate[i];
   let s = sigmoid_(a);
-  let silu = a * s;
-  out[i] = grad[i] * up[i] * (s + silu * sigmoid_(-a));
-  out[p.count + i] = grad[i] * silu;
+  out[i] = grad[i] * up[i] * (s + a * s * sigmoid_(-a));
 }`,
   );
   rt.launch({
@@ -112,10 +110,7 @@ ${entryPoint(wg)}
   return out;
 }
 
-/**
- * The elementwise fused ops, one thread per element, each output shaped like its first input
- * (SwiGLU's gradients two of them).
- */
+/** The elementwise fused ops, one thread per element, each output shaped like its first input. */
 export function pointwiseKernels(
   rt: GpuRuntime,
 ): Pick<FusedKernels, 'swiglu' | 'swigluGrad' | 'geglu' | 'geluGrad' | 'softcap' | 'squaredRelu'> {

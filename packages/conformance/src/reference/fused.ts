@@ -249,16 +249,12 @@ export function swiglu(gate: Float64Array, up: Float64Array): Float64Array {
   return gate.map((g, i) => g * sigmoid(g) * up[i]);
 }
 
-/** d gate = grad · up · silu'(gate), then d up = grad · silu(gate): swiglu's gradients packed [2, n]. */
+/** d gate = grad · up · silu'(gate): swiglu's gate gradient (its up gradient is swiglu(gate, grad)). */
 export function swigluGrad(gate: Float64Array, up: Float64Array, grad: Float64Array): Float64Array {
-  const n = gate.length;
-  const out = new Float64Array(2 * n);
-  gate.forEach((g, i) => {
+  return gate.map((g, i) => {
     const s = sigmoid(g);
-    out[i] = grad[i] * up[i] * s * (1 + g * (1 - s));
-    out[n + i] = grad[i] * g * s;
+    return grad[i] * up[i] * s * (1 + g * (1 - s));
   });
-  return out;
 }
 
 export function geluGrad(x: Float64Array, grad: Float64Array): Float64Array {

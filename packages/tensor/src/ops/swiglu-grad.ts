@@ -1,6 +1,5 @@
 import { assertDType } from '../dtype';
 import { sameBackend } from '../guards';
-import { concat, unsqueeze } from '../movement';
 import { scope } from '../scope';
 import type { Tensor } from '../tensor';
 import { casesOver, ELEMENTWISE, shapeLabel } from './case';
@@ -9,25 +8,23 @@ import { runFused } from './dispatch';
 import { fusedOp } from './op';
 
 /**
- * Both input gradients of `swiglu(gate, up)` for the output gradient `grad`, packed as
- * [2, ...shape]: d gate = grad · up · silu'(gate) first, then d up = grad · silu(gate). Kernel:
- * `swigluGrad(gate, up, grad)`. One pass over the three inputs instead of seven primitive ones
- * (the llama feed-forward's backward in training runs it on every layer's [B, T, hidden]
- * activations); one op returns one tensor, so the two halves share it and swiglu's rule slices
- * them out (two copies, still cheaper than the primitives). It runs inside that rule, so autograd differentiates it (never needed in training)
- * through its composite.
+ * The gate's gradient of `swiglu(gate, up)` for the output gradient `grad`: d gate =
+ * grad · up · silu'(gate), shaped like gate. Kernel: `swigluGrad(gate, up, grad)`. One pass over
+ * the three inputs instead of the primitives' several (the llama feed-forward's backward in
+ * training runs it on every layer's [B, T, hidden] activations). The other gradient,
+ * d up = grad · silu(gate), is `swiglu(gate, grad)` itself, so swiglu's rule calls that instead
+ * of packing both into one output and slicing them apart (two copies). It runs inside that rule,
+ * so autograd differentiates it (never needed in training) through its composite.
  */
 export const swigluGradOp = fusedOp({
   name: 'swigluGrad',
   inputs: ['gate', 'up', 'grad'],
-  outputShape: ([gate]) => [2, ...gate.shape],
-  /** With s = sigmoid(gate): silu(gate) = gate s and silu'(gate) = s (1 + gate (1 - s)), written as s (1 + gate - gate s). */
+  outputShape: ([gate]) => gate.shape,
+  /** With s = sigmoid(gate): silu'(gate) = s (1 + gate (1 - s)), written as s (1 + gate - gate s). */
   composite: (gate: Tensor, up: Tensor, grad: Tensor) =>
     scope(() => {
       const s = gate.sigmoid();
-      const silu = gate.mul(s);
-      const dGate = grad.mul(up).mul(s.mul(gate.sub(silu).add(1)));
-      return concat([unsqueeze(dGate, 0), unsqueeze(grad.mul(silu), 0)], 0); // [2, ...shape]
+      return grad.mul(up).mul(s.mul(gate.sub(gate.mul(s)).add(1)));
     }),
   gradient: 'through-composite',
   cases: casesOver([[1], [257], [3, 768], [2, 5, 65]], (shape) => ({
@@ -43,7 +40,7 @@ export const swigluGradOp = fusedOp({
   })),
 });
 
-/** The gradients of `swiglu(gate, up)` for `grad`, packed [2, ...shape]: d gate, then d up. */
+/** The gate's gradient of `swiglu(gate, up)` for `grad`: grad · up · silu'(gate), shaped like gate. */
 export function swigluGrad(gate: Tensor, up: Tensor, grad: Tensor): Tensor {
   sameBackend('swigluGrad', gate, up, grad);
   for (const t of [gate, up, grad]) assertDType('swigluGrad', t.dtype, ['f32']);

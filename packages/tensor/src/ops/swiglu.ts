@@ -15,13 +15,12 @@ export const swigluOp = fusedOp({
   inputs: ['gate', 'up'],
   outputShape: ([gate]) => gate.shape,
   composite: (gate: Tensor, up: Tensor) => scope(() => mul(silu(gate), up)),
-  /** Both gradients from one pass (the fused swigluGrad), sliced out of its packed [2, ...shape] result. */
+  /** d gate = grad · up · silu'(gate) by the fused swigluGrad; d up = grad · silu(gate) is swiglu(gate, grad). */
   gradient: {
-    backward: ({ inputs: [gate, up], grad, needs }) =>
-      scope(() => {
-        const packed = swigluGrad(gate, up, grad); // [2, ...shape]: d gate, d up
-        return needs.map((needed, i) => (needed ? packed.slice([i], [1]).reshape(gate.shape) : undefined));
-      }),
+    backward: ({ inputs: [gate, up], grad, needs }) => [
+      needs[0] ? swigluGrad(gate, up, grad) : undefined,
+      needs[1] ? swiglu(gate, grad) : undefined,
+    ],
   },
   cases: casesOver([[1], [257], [3, 768], [2, 5, 65]], (shape) => ({
     label: shapeLabel(shape),
