@@ -1,4 +1,4 @@
-import { scope, type Tensor } from '@loom/tensor';
+import { concat, matmul, scope, sizeOf, type Tensor } from '@loom/tensor';
 
 /**
  * Scales gradients so their global L2 norm is at most `maxNorm`. Returns the new gradients
@@ -7,8 +7,13 @@ import { scope, type Tensor } from '@loom/tensor';
 export function clipGradNorm(grads: readonly Tensor[], maxNorm: number): { grads: Tensor[]; norm: Tensor } {
   if (grads.length === 0) throw new Error('clipGradNorm: expected at least one gradient, got none');
   return scope(() => {
-    const squares = grads.map((g) => g.mul(g).sum());
-    const norm = squares.reduce((a, b) => a.add(b)).sqrt();
+    // Each gradient's sum of squares as one dot product g·g (a matrix-vector pass, no squared copy), then one
+    // sum over all of them: 2 ops a gradient fewer than squaring, summing and adding scalar by scalar.
+    const squares = grads.map((g) => {
+      const flat = g.reshape([1, sizeOf(g.shape)]); // [1, n]
+      return matmul(flat, flat, { transB: true }).reshape([1]); // [1]
+    });
+    const norm = concat(squares, 0).sum().sqrt();
     const scale = norm.add(1e-6).pow(-1).mul(maxNorm).minimum(1);
     return { grads: grads.map((g) => g.mul(scale)), norm };
   });
