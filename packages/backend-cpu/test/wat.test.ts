@@ -146,6 +146,45 @@ describe('the WAT dump of the kernel module', () => {
     expect(lines.filter((l) => l.startsWith('v128.const'))).toHaveLength(3);
   });
 
+  it('interleaves the statements of independent copies, and refuses control flow inside them', () => {
+    const mod = new ModuleBuilder(MEMORY);
+    mod.func('interleaved', [ValType.i32], (f) => {
+      const [x] = f.params;
+      const [a, b] = f.locals(ValType.i32, 2);
+      f.interleave(2, (copy) => {
+        const local = copy === 0 ? a : b;
+        f.set(local, op('i32.add', x, copy + 1));
+        f.set(local, op('i32.mul', local, 3));
+        if (copy === 0) f.set(local, op('i32.sub', local, x));
+      });
+      expect(() => f.interleave(1, () => f.loop(() => {}))).toThrow(/may only set locals and store/);
+    });
+    const bytes = mod.encode();
+    expect(WebAssembly.validate(bytes)).toBe(true);
+    expect(body(moduleText(bytes), 'interleaved')).toEqual([
+      'local.get 0',
+      'i32.const 1',
+      'i32.add',
+      'local.set 1',
+      'local.get 0',
+      'i32.const 2',
+      'i32.add',
+      'local.set 2',
+      'local.get 1',
+      'i32.const 3',
+      'i32.mul',
+      'local.set 1',
+      'local.get 2',
+      'i32.const 3',
+      'i32.mul',
+      'local.set 2',
+      'local.get 1',
+      'local.get 0',
+      'i32.sub',
+      'local.set 1',
+    ]);
+  });
+
   it('rejects bytes that are not a module, and opcodes it does not know, naming the byte', () => {
     expect(() => moduleText(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]))).toThrow(/not a WebAssembly module/);
     const mod = new ModuleBuilder(MEMORY);

@@ -19,6 +19,8 @@ export class FunctionBuilder {
   readonly #entry: number[] = [];
   /** The `constant` locals by the bits of their f32 value. */
   readonly #constants = new Map<number, Local>();
+  /** While `interleave` records a copy: its statements, each encoded on its own. */
+  #statements: number[][] | undefined;
   #depth = 0;
 
   constructor(readonly paramTypes: readonly ValType[]) {
@@ -56,35 +58,77 @@ export class FunctionBuilder {
     return local;
   }
 
+  /** The code a statement goes to: the body, or its own piece while `interleave` records. */
+  #statement(): number[] {
+    if (!this.#statements) return this.#code;
+    const piece: number[] = [];
+    this.#statements.push(piece);
+    return piece;
+  }
+
+  /** The body's code, for control flow, which `interleave` cannot reorder. */
+  #control(): number[] {
+    if (this.#statements) throw new Error('FunctionBuilder.interleave: a body may only set locals and store');
+    return this.#code;
+  }
+
   /** local = value. */
   set(local: Local, value: Operand): void {
-    emitOperand(this.#code, value);
-    this.#code.push(Var.localSet);
-    writeUnsigned(this.#code, local.index);
+    const code = this.#statement();
+    emitOperand(code, value);
+    code.push(Var.localSet);
+    writeUnsigned(code, local.index);
   }
 
   /** Scalar store of `value` at byte address `address + offset`. */
   store(name: Extract<MemOp, 'f32.store' | 'i32.store'>, address: Operand, value: Operand, offset = 0): void {
-    emitOperand(this.#code, address);
-    emitOperand(this.#code, value);
-    this.#code.push(MemOp[name].code);
-    emitMemarg(this.#code, MemOp[name].align, offset);
+    const code = this.#statement();
+    emitOperand(code, address);
+    emitOperand(code, value);
+    code.push(MemOp[name].code);
+    emitMemarg(code, MemOp[name].align, offset);
   }
 
   /** v128 store of `value` at byte address `address + offset`. */
   storeV128(address: Operand, value: Operand, offset = 0): void {
-    emitOperand(this.#code, address);
-    emitOperand(this.#code, value);
-    this.#code.push(SIMD_PREFIX);
-    writeUnsigned(this.#code, SimdMemOp['v128.store'].code);
-    emitMemarg(this.#code, SimdMemOp['v128.store'].align, offset);
+    const code = this.#statement();
+    emitOperand(code, address);
+    emitOperand(code, value);
+    code.push(SIMD_PREFIX);
+    writeUnsigned(code, SimdMemOp['v128.store'].code);
+    emitMemarg(code, SimdMemOp['v128.store'].align, offset);
+  }
+
+  /**
+   * The straight-line code of `copies` independent computations (`body(copy)`, which may only set locals and
+   * store), their statements interleaved: each copy's first, then each copy's second, and so on. A long chain of
+   * dependent vector operations (an exp's range reduction and polynomial) then has others beside it within an
+   * out-of-order core's window, where one copy after another would wait on its latency.
+   */
+  interleave(copies: number, body: (copy: number) => void): void {
+    if (this.#statements) throw new Error('FunctionBuilder.interleave: already interleaving');
+    const recorded: number[][][] = [];
+    try {
+      for (let copy = 0; copy < copies; copy++) {
+        this.#statements = [];
+        body(copy);
+        recorded.push(this.#statements);
+      }
+    } finally {
+      this.#statements = undefined;
+    }
+    const longest = Math.max(0, ...recorded.map((statements) => statements.length));
+    for (let i = 0; i < longest; i++) {
+      for (const statements of recorded) if (i < statements.length) this.#code.push(...statements[i]);
+    }
   }
 
   /** Calls function `index` of the module with `args`; the callee returns nothing. */
   call(index: number, ...args: Operand[]): void {
-    for (const a of args) emitOperand(this.#code, a);
-    this.#code.push(Control.call);
-    writeUnsigned(this.#code, index);
+    const code = this.#control();
+    for (const a of args) emitOperand(code, a);
+    code.push(Control.call);
+    writeUnsigned(code, index);
   }
 
   /** A block; branching to its label jumps past its end. */
@@ -99,7 +143,7 @@ export class FunctionBuilder {
 
   /** if (condition) then() [else otherwise()]. */
   if(condition: Operand, then: () => void, otherwise?: () => void): void {
-    emitOperand(this.#code, condition);
+    emitOperand(this.#control(), condition);
     this.#code.push(Control.if, EMPTY_BLOCK_TYPE);
     this.#depth++;
     then();
@@ -113,14 +157,14 @@ export class FunctionBuilder {
 
   /** Branches to `label` when `condition` is non-zero. */
   brIf(label: Label, condition: Operand): void {
-    emitOperand(this.#code, condition);
+    emitOperand(this.#control(), condition);
     this.#code.push(Control.brIf);
     writeUnsigned(this.#code, this.#depth - label.depth);
   }
 
   /** Unconditional branch to `label`. */
   br(label: Label): void {
-    this.#code.push(Control.br);
+    this.#control().push(Control.br);
     writeUnsigned(this.#code, this.#depth - label.depth);
   }
 
@@ -162,7 +206,7 @@ export class FunctionBuilder {
   }
 
   #structured(opcode: number, body: (label: Label) => void): void {
-    this.#code.push(opcode, EMPTY_BLOCK_TYPE);
+    this.#control().push(opcode, EMPTY_BLOCK_TYPE);
     this.#depth++;
     body({ depth: this.#depth });
     this.#code.push(Control.end);
