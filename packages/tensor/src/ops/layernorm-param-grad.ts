@@ -1,4 +1,3 @@
-import { ones, zeros } from '../creation';
 import { assertDType } from '../dtype';
 import { sameBackend } from '../guards';
 import { concat, unsqueeze } from '../movement';
@@ -7,7 +6,7 @@ import type { Tensor } from '../tensor';
 import { casesOver, NORM_PARAM_GRAD_SHAPES, REDUCTION, shapeLabel } from './case';
 import { sameShape, sumRows } from './checks';
 import { runFused } from './dispatch';
-import { layernorm } from './layernorm';
+import { layerNormalised } from './norm-composite';
 import { fusedOp } from './op';
 
 /**
@@ -22,8 +21,7 @@ export const layernormParamGradOp = fusedOp({
   outputShape: ([x]) => [2, x.shape[x.shape.length - 1]],
   composite: (x: Tensor, grad: Tensor, eps: number) =>
     scope(() => {
-      const d = [x.shape[x.rank - 1]];
-      const normed = layernorm(x, ones(d, { backend: x.backend }), zeros(d, { backend: x.backend }), eps);
+      const normed = layerNormalised(x, eps);
       return concat([unsqueeze(sumRows(grad.mul(normed)), 0), unsqueeze(sumRows(grad), 0)], 0); // [2, d]
     }),
   gradient: 'through-composite',

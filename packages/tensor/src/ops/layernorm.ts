@@ -1,7 +1,6 @@
 import { assertDType } from '../dtype';
-import { add, mul, rsqrt, sub } from '../elementwise';
+import { add, mul } from '../elementwise';
 import { sameBackend } from '../guards';
-import { mean } from '../reduce';
 import { scope } from '../scope';
 import type { Tensor } from '../tensor';
 import { casesOver, REDUCTION, ROW_SHAPES, shapeLabel } from './case';
@@ -9,6 +8,7 @@ import { lastDimMatches } from './checks';
 import { runFused } from './dispatch';
 import { layernormGrad } from './layernorm-grad';
 import { layernormParamGrad } from './layernorm-param-grad';
+import { layerNormalised } from './norm-composite';
 import { fusedOp } from './op';
 
 /** (x - mean) * rsqrt(var + eps) * weight + bias over the last axis; kernel: `layernorm(x, weight, bias, eps)`. */
@@ -17,11 +17,7 @@ export const layernormOp = fusedOp({
   inputs: ['x', 'weight', 'bias'],
   outputShape: ([x]) => x.shape,
   composite: (x: Tensor, weight: Tensor, bias: Tensor, eps: number) =>
-    scope(() => {
-      const centred = sub(x, mean(x, -1, true));
-      const inv = rsqrt(add(mean(mul(centred, centred), -1, true), eps));
-      return add(mul(mul(centred, inv), weight), bias);
-    }),
+    scope(() => add(mul(layerNormalised(x, eps), weight), bias)),
   /** dx from the fused layernormGrad; dweight = Σ g · normalised x and dbias = Σ g from one layernormParamGrad. */
   gradient: {
     backward: ({ inputs: [x, weight], params: [eps], grad: g, needs }) =>

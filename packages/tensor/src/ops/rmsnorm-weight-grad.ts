@@ -1,4 +1,3 @@
-import { ones } from '../creation';
 import { assertDType } from '../dtype';
 import { sameBackend } from '../guards';
 import { scope } from '../scope';
@@ -6,8 +5,8 @@ import type { Tensor } from '../tensor';
 import { casesOver, NORM_PARAM_GRAD_SHAPES, REDUCTION, shapeLabel } from './case';
 import { sameShape, sumRows } from './checks';
 import { runFused } from './dispatch';
+import { rmsNormalised } from './norm-composite';
 import { fusedOp } from './op';
-import { rmsnorm } from './rmsnorm';
 
 /**
  * The gradient of rmsnorm's weight [d] for the gradient `grad` of its output: Σ over rows of
@@ -19,8 +18,7 @@ export const rmsnormWeightGradOp = fusedOp({
   name: 'rmsnormWeightGrad',
   inputs: ['x', 'grad'],
   outputShape: ([x]) => [x.shape[x.shape.length - 1]],
-  composite: (x: Tensor, grad: Tensor, eps: number) =>
-    scope(() => sumRows(grad.mul(rmsnorm(x, ones([x.shape[x.rank - 1]], { backend: x.backend }), eps)))),
+  composite: (x: Tensor, grad: Tensor, eps: number) => scope(() => sumRows(grad.mul(rmsNormalised(x, eps)))),
   gradient: 'through-composite',
   cases: casesOver(NORM_PARAM_GRAD_SHAPES, (shape) => ({
     label: shapeLabel(shape),

@@ -1,12 +1,12 @@
 import { assertDType } from '../dtype';
-import { add, mul, rsqrt } from '../elementwise';
+import { mul } from '../elementwise';
 import { sameBackend } from '../guards';
-import { mean } from '../reduce';
 import { scope } from '../scope';
 import type { Tensor } from '../tensor';
 import { casesOver, REDUCTION, ROW_SHAPES, shapeLabel } from './case';
 import { lastDimMatches } from './checks';
 import { runFused } from './dispatch';
+import { rmsNormalised } from './norm-composite';
 import { fusedOp } from './op';
 import { rmsnormGrad } from './rmsnorm-grad';
 import { rmsnormWeightGrad } from './rmsnorm-weight-grad';
@@ -16,8 +16,7 @@ export const rmsnormOp = fusedOp({
   name: 'rmsnorm',
   inputs: ['x', 'weight'],
   outputShape: ([x]) => x.shape,
-  composite: (x: Tensor, weight: Tensor, eps: number) =>
-    scope(() => mul(mul(x, rsqrt(add(mean(mul(x, x), -1, true), eps))), weight)),
+  composite: (x: Tensor, weight: Tensor, eps: number) => scope(() => mul(rmsNormalised(x, eps), weight)),
   /** dx from the fused rmsnormGrad; dweight = Σ over rows of g · rmsnorm(x, 1) from the fused rmsnormWeightGrad. */
   gradient: {
     backward: ({ inputs: [x, weight], params: [eps], grad: g, needs }) => [
