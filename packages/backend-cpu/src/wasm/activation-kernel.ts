@@ -1,5 +1,5 @@
 import { GELU_C, GELU_CUBIC } from '../gelu-formula';
-import { type Local, type Operand, op, simd, simdLoad } from './expr';
+import { type KernelFeatures, type Local, type Operand, op, simd, simdLoad } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
@@ -68,25 +68,28 @@ function registers(f: FunctionBuilder): Registers[] {
 }
 
 /** e = exp(-v), for the logistic function 1 / (1 + e). */
-function expOfNegated(f: FunctionBuilder, r: Registers): void {
+function expOfNegated(f: FunctionBuilder, r: Registers, features: KernelFeatures): void {
   f.set(r.z, sub(f.constant(0), r.v));
-  emitExp(f, r.z, r.k, r.e);
+  emitExp(f, r.z, r.k, r.e, features);
 }
 
 /**
  * A kernel over `n` elements (a multiple of 4, the caller finishes the tail) of x: out = body.
  * Parameters: byte addresses of x and of the output, the element count.
  */
-function unary<const N extends string>(name: N, body: (f: FunctionBuilder, r: Registers) => Operand) {
+function unary<const N extends string>(
+  name: N,
+  body: (f: FunctionBuilder, r: Registers, features: KernelFeatures) => Operand,
+) {
   return kernel({
     name,
     params: i32('x', 'out', 'n'),
-    emit(f, { x, out, n }) {
+    emit(f, { x, out, n }, { features }) {
       const regs = registers(f);
       vectorLoop(f, out, n, [x], (copy, at) => {
         const r = regs[copy];
         f.set(r.v, simdLoad('v128.load', x, at));
-        f.storeV128(out, body(f, r), at);
+        f.storeV128(out, body(f, r, features), at);
       });
     },
   });
@@ -98,21 +101,21 @@ function minusTwoZ(f: FunctionBuilder, x: Local, into: Local): void {
 }
 
 /** e^x. */
-export const EXP = unary('exp_f32', (f, r) => {
+export const EXP = unary('exp_f32', (f, r, features) => {
   f.set(r.z, r.v);
-  emitExp(f, r.z, r.k, r.e);
+  emitExp(f, r.z, r.k, r.e, features);
   return r.e;
 });
 
 /** The logistic function 1 / (1 + e^-x). */
-export const SIGMOID = unary('sigmoid_f32', (f, r) => {
-  expOfNegated(f, r);
+export const SIGMOID = unary('sigmoid_f32', (f, r, features) => {
+  expOfNegated(f, r, features);
   return div(f.constant(1), add(f.constant(1), r.e));
 });
 
 /** SiLU x / (1 + e^-x). */
-export const SILU = unary('silu_f32', (f, r) => {
-  expOfNegated(f, r);
+export const SILU = unary('silu_f32', (f, r, features) => {
+  expOfNegated(f, r, features);
   return div(r.v, add(f.constant(1), r.e));
 });
 
@@ -121,10 +124,10 @@ export const SILU = unary('silu_f32', (f, r) => {
  * -CLAMP_X first (below it GELU is under 1e-36 in magnitude), so a huge negative x is not
  * divided by the clamped e^87 alone.
  */
-export const GELU = unary('gelu_f32', (f, r) => {
+export const GELU = unary('gelu_f32', (f, r, features) => {
   f.set(r.v, simd('f32x4.pmax', r.v, f.constant(-CLAMP_X)));
   minusTwoZ(f, r.v, r.z);
-  emitExpClamped(f, r.z, r.k, r.e);
+  emitExpClamped(f, r.z, r.k, r.e, features);
   return div(r.v, add(f.constant(1), r.e));
 });
 
@@ -135,12 +138,12 @@ export const GELU = unary('gelu_f32', (f, r) => {
 export const SWIGLU = kernel({
   name: 'swiglu_f32',
   params: i32('gate', 'up', 'out', 'n'),
-  emit(f, { gate, up, out, n }) {
+  emit(f, { gate, up, out, n }, { features }) {
     const regs = registers(f);
     vectorLoop(f, out, n, [gate, up], (copy, at) => {
       const r = regs[copy];
       f.set(r.v, simdLoad('v128.load', gate, at));
-      expOfNegated(f, r);
+      expOfNegated(f, r, features);
       f.storeV128(out, mul(div(r.v, add(f.constant(1), r.e)), simdLoad('v128.load', up, at)), at);
     });
   },
@@ -154,13 +157,13 @@ export const SWIGLU = kernel({
 export const GELU_GRAD = kernel({
   name: 'gelu_grad_f32',
   params: i32('x', 'grad', 'out', 'n'),
-  emit(f, { x, grad, out, n }) {
+  emit(f, { x, grad, out, n }, { features }) {
     const regs = registers(f);
     vectorLoop(f, out, n, [x, grad], (copy, at) => {
       const { v, z, k, e, s } = regs[copy];
       f.set(v, clamp(f, simdLoad('v128.load', x, at), -CLAMP_X, CLAMP_X));
       minusTwoZ(f, v, z);
-      emitExpClamped(f, z, k, e);
+      emitExpClamped(f, z, k, e, features);
       f.set(s, div(f.constant(1), add(f.constant(1), e)));
       const slope = add(f.constant(2 * GELU_C), mul(f.constant(6 * GELU_C * GELU_CUBIC), mul(v, v)));
       const factor = add(f.constant(1), mul(sub(f.constant(1), s), mul(v, slope)));
@@ -180,13 +183,13 @@ export const GELU_GRAD = kernel({
 export const SWIGLU_GRAD = kernel({
   name: 'swiglu_grad_f32',
   params: i32('gate', 'up', 'grad', 'out', 'n'),
-  emit(f, { gate, up, grad, out, n }) {
+  emit(f, { gate, up, grad, out, n }, { features }) {
     const regs = registers(f);
     vectorLoop(f, out, n, [gate, up, grad], (copy, at) => {
       const r = regs[copy];
       const { v, e, s } = r;
       f.set(v, simdLoad('v128.load', gate, at));
-      expOfNegated(f, r);
+      expOfNegated(f, r, features);
       f.set(s, div(f.constant(1), add(f.constant(1), e)));
       const oneMinusS = simd('f32x4.pmin', f.constant(1), mul(e, s));
       const slope = add(s, mul(mul(v, s), oneMinusS));

@@ -1,4 +1,12 @@
-import { type Expr, type Local, type Operand, simd } from './expr';
+import {
+  BASELINE_FEATURES,
+  type Expr,
+  type KernelFeatures,
+  type Local,
+  mulAdd,
+  type Operand,
+  simd,
+} from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { ValType } from './opcodes';
 
@@ -48,7 +56,8 @@ export const clamp = (f: FunctionBuilder, x: Operand, lo: number, hi: number): E
  * Range reduction and polynomial of e^z for z already clamped to a range where |k| < 2^22:
  * k = round(z / ln2) by ROUNDING_MAGIC, z becomes r = z - k ln2, and the result is
  * p(r) · 2^(k + bias - 127) with the power of two built from k's bits (bias + k must stay in
- * [1, 254]). Overwrites `z` and `k`.
+ * [1, 254]). The polynomial by Horner's rule, in fused multiply-adds where `features` has them. Overwrites `z`
+ * and `k`.
  */
 function reduceAndEvaluate(
   f: FunctionBuilder,
@@ -56,6 +65,7 @@ function reduceAndEvaluate(
   k: Local,
   bias: number,
   coefficients: readonly number[],
+  features: KernelFeatures,
 ): Expr {
   const magic = ROUNDING_MAGIC + bias;
   const sum = f.local(ValType.v128);
@@ -63,7 +73,7 @@ function reduceAndEvaluate(
   f.set(k, sub(sum, f.constant(magic)));
   f.set(z, sub(sub(z, mul(k, f.constant(LN2_HI))), mul(k, f.constant(LN2_LO))));
   const [first, ...rest] = coefficients;
-  const poly = rest.reduce<Operand>((p, c) => add(mul(p, z), f.constant(c)), f.constant(first));
+  const poly = rest.reduce<Operand>((p, c) => mulAdd(features, p, z, f.constant(c)), f.constant(first));
   // The sum's low mantissa bits hold bias + k; shifted into the exponent field they are 2^(k + bias - 127).
   return mul(poly, simd('i32x4.shl', sum, 23));
 }
@@ -74,13 +84,19 @@ function reduceAndEvaluate(
  * +Infinity above EXP_MAX and 0 below EXP_MIN (so a -Infinity score gets exactly zero weight).
  * Overwrites `z` and `k`.
  */
-export function emitExp(f: FunctionBuilder, z: Local, k: Local, result: Local): void {
+export function emitExp(
+  f: FunctionBuilder,
+  z: Local,
+  k: Local,
+  result: Local,
+  features: KernelFeatures = BASELINE_FEATURES,
+): void {
   const [overflow, underflow] = f.locals(ValType.v128, 2);
   f.set(overflow, simd('f32x4.gt', z, f.constant(EXP_MAX)));
   f.set(underflow, simd('f32x4.lt', z, f.constant(EXP_MIN)));
   f.set(z, clamp(f, z, EXP_MIN, EXP_MAX));
   // 2^k as 2^(k - 1) · 2: k reaches 128 near EXP_MAX, whose 2^k alone is not a finite f32.
-  f.set(result, mul(reduceAndEvaluate(f, z, k, 126, EXP_DEGREE_6), f.constant(2)));
+  f.set(result, mul(reduceAndEvaluate(f, z, k, 126, EXP_DEGREE_6, features), f.constant(2)));
   f.set(result, simd('v128.bitselect', f.constant(Number.POSITIVE_INFINITY), result, overflow));
   f.set(result, simd('v128.bitselect', f.constant(0), result, underflow));
 }
@@ -91,7 +107,13 @@ export function emitExp(f: FunctionBuilder, z: Local, k: Local, result: Local): 
  * outside it (e^-87 is 1.6e-38). For logistic functions 1 / (1 + e^z), where e^±80 already saturates the result.
  * Overwrites `z` and `k`.
  */
-export function emitExpClamped(f: FunctionBuilder, z: Local, k: Local, result: Local): void {
+export function emitExpClamped(
+  f: FunctionBuilder,
+  z: Local,
+  k: Local,
+  result: Local,
+  features: KernelFeatures = BASELINE_FEATURES,
+): void {
   f.set(z, clamp(f, z, -CLAMPED_RANGE, CLAMPED_RANGE));
-  f.set(result, reduceAndEvaluate(f, z, k, 127, EXP_DEGREE_5));
+  f.set(result, reduceAndEvaluate(f, z, k, 127, EXP_DEGREE_5, features));
 }
