@@ -110,7 +110,7 @@ const mutations = [
   {
     name: "attention's backward (WebAssembly) leaves out softmax's Σ p dp",
     file: 'packages/backend-cpu/src/wasm/attention-rows-kernel.ts',
-    from: "f.set(m, simd('f32x4.splat', laneSum(a)));",
+    from: "f.set(m, simd('f32x4.splat', op('f32.mul', laneSum(b), total)));",
     to: 'f.set(m, v128Zero);',
     groups: ['attentionGrad'],
   },
