@@ -16,6 +16,7 @@ import {
   v128Zero,
 } from './expr';
 import type { FunctionBuilder } from './function-builder';
+import { BLOCK_BYTES, LANES, overRow, overRowWide, WIDE } from './head-row';
 import { f32, i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 import { emitExpClamped, mul, sub } from './vector-exp';
@@ -24,42 +25,6 @@ const I = ValType.i32;
 const V = ValType.v128;
 const F = ValType.f32;
 const { add } = scalar;
-
-/** Vectors of a head row taken at once (16 elements, 64 bytes), and keys per step of the dot products. */
-const LANES = 4;
-const BLOCK_BYTES = 16 * LANES;
-/** Vectors of a head row held in registers at once by the sums over keys (32 elements, a whole head of 32). */
-const WIDE = 8;
-
-/**
- * `body(vectors)` over the bytes [0, rowBytes) of a head row: blocks of LANES vectors while a whole block fits
- * (before `blockEnd`), then single vectors; `offset` counts the bytes done.
- */
-function overRow(
-  f: FunctionBuilder,
-  offset: Local,
-  blockEnd: Local,
-  rowBytes: Local,
-  body: (vectors: number) => void,
-) {
-  f.for(offset, 0, blockEnd, BLOCK_BYTES, () => body(LANES));
-  f.for(offset, blockEnd, rowBytes, 16, () => body(1));
-}
-
-/**
- * `body(vectors)` over the bytes [0, rowBytes) of a head row in pieces of WIDE vectors while one fits (before
- * `wideEnd`), then LANES, then single vectors; `offset` counts the bytes done.
- */
-function overRowWide(
-  f: FunctionBuilder,
-  offset: Local,
-  ends: { readonly wideEnd: Local; readonly blockEnd: Local; readonly rowBytes: Local },
-  body: (vectors: number) => void,
-) {
-  f.for(offset, 0, ends.wideEnd, 16 * WIDE, () => body(WIDE));
-  f.for(offset, ends.wideEnd, ends.blockEnd, BLOCK_BYTES, () => body(LANES));
-  f.for(offset, ends.blockEnd, ends.rowBytes, 16, () => body(1));
-}
 
 /** The byte addresses and sizes both kernels take (the forward's output or the backward's gradients aside). */
 interface Common {

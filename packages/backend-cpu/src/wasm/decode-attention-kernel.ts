@@ -14,7 +14,7 @@ import {
   simdLoad,
   v128Zero,
 } from './expr';
-import type { FunctionBuilder } from './function-builder';
+import { BLOCK_BYTES, LANES, overRow } from './head-row';
 import { f32, i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 import { emitExp, mul, sub } from './vector-exp';
@@ -23,28 +23,6 @@ const I = ValType.i32;
 const V = ValType.v128;
 const F = ValType.f32;
 const { add } = scalar;
-
-/**
- * Vector accumulators per pass over the head dimension (4 vectors, 16 elements, 64 bytes), and
- * keys per step of the scores.
- */
-const LANES = 4;
-const BLOCK_BYTES = 16 * LANES;
-
-/**
- * Runs `body(vectors)` over the bytes [0, rowBytes) of a row: blocks of LANES vectors while a
- * whole block fits, then single vectors; `offset` holds the byte offset of the current piece.
- */
-function overRow(
-  f: FunctionBuilder,
-  offset: Local,
-  blockEnd: Local,
-  rowBytes: Local,
-  body: (vectors: number) => void,
-): void {
-  f.for(offset, 0, blockEnd, BLOCK_BYTES, () => body(LANES));
-  f.for(offset, blockEnd, rowBytes, 16, () => body(1));
-}
 
 /**
  * Keys per chunk of the passes over the cache (a multiple of 4): each chunk's key (then value) rows are touched in
