@@ -12,7 +12,7 @@ const CHUNKS_PER_THREAD = 2;
 const MIN_CHUNK_ELEMENTS = 8192;
 
 /** The runtime and the byte addresses of `storages` when the kernels are on and all live in the heap. */
-function onHeap(
+export function onHeap(
   settings: CpuKernelSettings,
   storages: readonly CpuStorage[],
 ): { runtime: WasmRuntime; addresses: number[] } | undefined {

@@ -1,6 +1,6 @@
 import { type AttentionSpec, type FusedKernels, type Shape, sizeOf, visibleKeys } from '@loom/tensor';
 import type { FloatArray } from '../precision';
-import { dot } from './attention';
+import { dot, visibleWeights } from './attention';
 import { attentionRowsInto } from './attention-rows';
 import type { CpuKernelContext } from './kernel-context';
 
@@ -39,16 +39,7 @@ export function attentionGradKernel(
       for (let head = 0; head < h; head++) {
         const kvBase = bi * s * rowStride + Math.floor(head / group) * hd;
         const qo = ((bi * t + row) * h + head) * hd;
-        let max = Number.NEGATIVE_INFINITY;
-        for (let j = start; j < end; j++) {
-          p[j] = dot(q, qo, k, kvBase + j * rowStride, hd) * spec.scale;
-          max = Math.max(max, p[j]);
-        }
-        let sum = 0;
-        for (let j = start; j < end; j++) {
-          p[j] = Math.exp(p[j] - max);
-          sum += p[j];
-        }
+        const sum = visibleWeights(q, qo, k, kvBase, rowStride, hd, start, end, spec.scale, p);
         let weighted = 0;
         for (let j = start; j < end; j++) {
           p[j] /= sum;

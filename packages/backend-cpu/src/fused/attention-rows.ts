@@ -1,9 +1,10 @@
 import { type AttentionSpec, type Shape, sizeOf, visibleKeys } from '@loom/tensor';
 import { CpuStorage } from '../storage';
 import { forkJoin } from '../threads/fork-join';
+import { onHeap } from '../vectorised';
 import { GEMM_WORK_BYTES } from '../wasm/gemm-kernel';
 import { checkedArgs } from '../wasm/kernels';
-import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
+import type { CpuKernelSettings } from '../wasm/settings';
 
 /**
  * Single-thread speed of the row kernels for the estimate of a call's time, flops per microsecond (the backward's
@@ -51,12 +52,10 @@ export function attentionRowsInto(
 ): boolean {
   const [b, t, h, hd] = qShape;
   const [, s, hkv] = kShape;
-  const runtime = kernelRuntime(settings);
-  const addresses = [...storages, out].map((x) => x.address);
   // The weights row and the gradient row of one query, each padded to whole vectors plus one.
   const workBytes = 2 * (4 * s + 32);
-  if (!runtime || hd % 4 !== 0 || hd === 0 || workBytes > GEMM_WORK_BYTES) return false;
-  if (!addresses.every((a) => a !== undefined)) return false;
+  const heap = onHeap(settings, [...storages, out]);
+  if (!heap || hd % 4 !== 0 || hd === 0 || workBytes > GEMM_WORK_BYTES) return false;
   const ranges = new CpuStorage('i32', Math.max(1, 2 * b * t), false);
   try {
     const rangeAddress = ranges.address;
@@ -70,7 +69,7 @@ export function attentionRowsInto(
         visible += Math.max(0, end - start);
       }
     }
-    const [q, k, v, ...rest] = addresses as number[];
+    const [q, k, v, ...rest] = heap.addresses;
     const nq = sizeOf(qShape);
     const nkv = sizeOf(kShape);
     const targets =
@@ -80,7 +79,7 @@ export function attentionRowsInto(
     const kernel = pass === 'forward' ? 'attend_rows_f32' : 'attend_grad_f32';
     // Two products of hd per visible key and query head, five for the backward.
     const micros = ((pass === 'forward' ? 4 : 10) * h * visible * hd) / FLOPS_PER_MICRO;
-    forkJoin(runtime, settings.threads, kernel, micros, (threads) => {
+    forkJoin(heap.runtime, settings.threads, kernel, micros, (threads) => {
       const wanted = threads === 1 ? 1 : threads * CHUNKS_PER_THREAD;
       const pairParts = Math.min(pairs, wanted);
       // The forward splits a pair's query rows too when there are few pairs (a backward's rows add to one dk, dv).
@@ -104,7 +103,6 @@ export function attentionRowsInto(
               h / hkv,
               t,
               hd,
-              4 * t * h * hd,
               4 * s * hkv * hd,
               4 * h * hd,
               4 * hkv * hd,

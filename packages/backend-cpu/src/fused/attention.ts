@@ -34,6 +34,36 @@ function axpy(acc: Float64Array, w: number, v: FloatArray, vo: number, n: number
 }
 
 /**
+ * The numerators w[start, end) = e^(s_j - max) of one query's softmax over its visible keys, s_j = scale q·k_j
+ * with the query at q[qo, qo + hd) and key j's row at k[kvBase + j · rowStride, ...); returns Σ w.
+ */
+export function visibleWeights(
+  q: FloatArray,
+  qo: number,
+  k: FloatArray,
+  kvBase: number,
+  rowStride: number,
+  hd: number,
+  start: number,
+  end: number,
+  scale: number,
+  w: Float64Array,
+): number {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let j = start; j < end; j++) {
+    const score = dot(q, qo, k, kvBase + j * rowStride, hd) * scale;
+    w[j] = score;
+    if (score > max) max = score;
+  }
+  let sum = 0;
+  for (let j = start; j < end; j++) {
+    w[j] = Math.exp(w[j] - max);
+    sum += w[j];
+  }
+  return sum;
+}
+
+/**
  * q [B, T, H, hd], k and v [B, S, Hkv, hd] -> out [B, T, H, hd]. Query head h reads kv head
  * floor(h / (H / Hkv)); query t of row bi sees the keys `visibleKeys(spec, bi, t, S)` names (one range).
  */
@@ -51,7 +81,7 @@ export function attentionKernel(
   const hkv = kShape[2];
   const group = h / hkv;
   const rowStride = hkv * hd;
-  const scores = new Float64Array(s);
+  const weights = new Float64Array(s);
   const acc = new Float64Array(hd);
   for (let bi = 0; bi < b; bi++) {
     for (let p = 0; p < t; p++) {
@@ -59,19 +89,9 @@ export function attentionKernel(
       for (let head = 0; head < h; head++) {
         const kvBase = bi * s * rowStride + Math.floor(head / group) * hd;
         const qo = ((bi * t + p) * h + head) * hd;
-        let max = Number.NEGATIVE_INFINITY;
-        for (let j = start; j < end; j++) {
-          const score = dot(q, qo, k, kvBase + j * rowStride, hd) * spec.scale;
-          scores[j] = score;
-          if (score > max) max = score;
-        }
-        let sum = 0;
+        const sum = visibleWeights(q, qo, k, kvBase, rowStride, hd, start, end, spec.scale, weights);
         acc.fill(0);
-        for (let j = start; j < end; j++) {
-          const w = Math.exp(scores[j] - max);
-          sum += w;
-          axpy(acc, w, v, kvBase + j * rowStride, hd);
-        }
+        for (let j = start; j < end; j++) axpy(acc, weights[j], v, kvBase + j * rowStride, hd);
         for (let d = 0; d < hd; d++) out[qo + d] = start >= end ? 0 : acc[d] / sum;
       }
     }

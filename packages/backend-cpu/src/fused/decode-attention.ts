@@ -1,8 +1,9 @@
 import { type AttentionSpec, type Shape, visibleKeys } from '@loom/tensor';
 import { CpuStorage } from '../storage';
 import { forkJoin, PARALLEL_MIN_MICROS } from '../threads/fork-join';
+import { onHeap } from '../vectorised';
 import { checkedArgs } from '../wasm/kernels';
-import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
+import type { CpuKernelSettings } from '../wasm/settings';
 
 /**
  * Single-thread speed of `attend_one_f32` used to estimate a call's time, flops per microsecond (measured at
@@ -43,11 +44,10 @@ export function decodeAttentionInto(
 ): boolean {
   const [b, t, h, hd] = qShape;
   const [, s, hkv] = kShape;
-  const runtime = kernelRuntime(settings);
-  const addresses = [q.address, k.address, v.address, out.address];
-  if (t !== 1 || hd % 4 !== 0 || hd === 0 || !runtime || !addresses.every((a) => a !== undefined))
-    return false;
-  const [qAddress, kAddress, vAddress, outAddress] = addresses as number[];
+  const heap = onHeap(settings, [q, k, v, out]);
+  if (t !== 1 || hd % 4 !== 0 || hd === 0 || !heap) return false;
+  const { runtime } = heap;
+  const [qAddress, kAddress, vAddress, outAddress] = heap.addresses;
   const group = h / hkv;
   const kvRowBytes = hkv * hd * 4;
   const ranges = Array.from({ length: b }, (_, row) => visibleKeys(spec, row, 0, s));

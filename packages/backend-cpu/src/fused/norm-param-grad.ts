@@ -2,8 +2,9 @@ import type { FusedKernels, TensorInfo } from '@loom/tensor';
 import type { FloatArray } from '../precision';
 import { CpuStorage } from '../storage';
 import { forkJoin } from '../threads/fork-join';
+import { onHeap } from '../vectorised';
 import { NORM_PARAM_GRAD_KERNEL } from '../wasm/norm-param-grad-kernel';
-import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
+import type { CpuKernelSettings } from '../wasm/settings';
 import type { CpuKernelContext } from './kernel-context';
 
 /**
@@ -60,16 +61,16 @@ function normParamGradInto(
   eps: number,
   out: CpuStorage,
 ): boolean {
-  const runtime = kernelRuntime(settings);
-  const [xa, ga] = [x.address, grad.address];
-  if (!runtime || xa === undefined || ga === undefined || d % 4 !== 0 || d === 0) return false;
+  const heap = onHeap(settings, [x, grad]);
+  if (!heap || d % 4 !== 0 || d === 0) return false;
+  const [xa, ga] = heap.addresses;
   const rows = x.length / d;
   const parts = Math.max(1, Math.ceil(rows / ROWS_PER_PART));
   const partials = new CpuStorage('f32', parts * 2 * d, false);
   try {
     const pa = partials.address;
     if (pa === undefined) return false;
-    forkJoin(runtime, settings.threads, NORM_PARAM_GRAD_KERNEL, x.length * MICROS_PER_ELEMENT, () =>
+    forkJoin(heap.runtime, settings.threads, NORM_PARAM_GRAD_KERNEL, x.length * MICROS_PER_ELEMENT, () =>
       Array.from({ length: parts }, (_, p) => {
         const first = p * ROWS_PER_PART;
         const count = Math.min(ROWS_PER_PART, rows - first);

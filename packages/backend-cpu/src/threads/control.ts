@@ -33,8 +33,8 @@ export const JobSlot = {
   table: 16,
 } as const;
 
-/** Most arguments of a kernel (the attention backward takes 21 and the work area), and most chunks of a job. */
-export const MAX_ARGS = 24;
+/** Most arguments of a kernel with its work area (the attention backward takes 20 and it), and most chunks of a job. */
+export const MAX_ARGS = 21;
 export const MAX_CHUNKS = 64;
 
 /** Bytes of the job block. */

@@ -2,7 +2,7 @@ import {
   f32 as f32Const,
   type KernelFeatures,
   type Local,
-  lane,
+  laneMax,
   laneSum,
   laneSums4,
   load,
@@ -40,7 +40,6 @@ interface Common {
   readonly group: Local;
   readonly t: Local;
   readonly hd: Local;
-  readonly qBatchBytes: Local;
   readonly kvBatchBytes: Local;
   readonly qRowBytes: Local;
   readonly kvRowBytes: Local;
@@ -132,10 +131,7 @@ function emitRows(
       if (scaled) f.set(m, simd('f32x4.max', m, a));
       f.set(kj, add(kj, op('i32.shl', c.kvRowBytes, 2)));
     });
-    if (scaled) {
-      const lanes = [0, 1, 2, 3].map((i) => lane('f32x4.extract_lane', m, i));
-      f.set(max, op('f32.max', op('f32.max', lanes[0], lanes[1]), op('f32.max', lanes[2], lanes[3])));
-    }
+    if (scaled) f.set(max, laneMax(m));
     // The last count mod 4 keys one at a time.
     f.for(j, j, countBytes, 4, () => {
       f.set(acc[0], v128Zero);
@@ -229,7 +225,10 @@ function emitRows(
     // Byte offsets of the pair's first query head in q (grad, out, dq) and of its kv head in k (v, dk, dv).
     f.set(
       qb,
-      add(op('i32.mul', batch, c.qBatchBytes), op('i32.mul', op('i32.mul', kvHead, c.group), rowBytes)),
+      add(
+        op('i32.mul', op('i32.mul', batch, c.t), c.qRowBytes),
+        op('i32.mul', op('i32.mul', kvHead, c.group), rowBytes),
+      ),
     );
     f.set(kb, add(op('i32.mul', batch, c.kvBatchBytes), op('i32.mul', kvHead, rowBytes)));
     f.set(rb, add(c.ranges, op('i32.mul', op('i32.mul', batch, c.t), 8)));
@@ -264,12 +263,12 @@ function emitRows(
 }
 
 const COMMON_SIZES = i32('ranges', 'p0', 'p1', 't0', 't1', 'hkv', 'group', 't', 'hd');
-const COMMON_STRIDES = i32('qBatchBytes', 'kvBatchBytes', 'qRowBytes', 'kvRowBytes');
+const COMMON_STRIDES = i32('kvBatchBytes', 'qRowBytes', 'kvRowBytes');
 
 /**
  * `attend_rows_f32`: attention of q [B, T, H, hd] over k and v [B, S, Hkv, hd] into out [B, T, H, hd] for the
  * (batch row, kv head) pairs [p0, p1) and query rows [t0, t1), query by query (`emitRows`). Parameters: byte
- * addresses, the ranges' address, pair and row ranges, sizes, strides in bytes (a batch row of q and of k, a row of each), then the f32 scale.
+ * addresses, the ranges' address, pair and row ranges, sizes, strides in bytes (a batch row of k, a row of q and of k), then the f32 scale.
  */
 export const ATTEND_ROWS = kernel({
   name: 'attend_rows_f32',

@@ -3,6 +3,7 @@ import {
   f32x4,
   type Local,
   lane,
+  laneMax,
   laneSum,
   laneSums4,
   load,
@@ -165,14 +166,7 @@ export const ATTEND_ONE = kernel({
       headPointers();
       f.set(m, f32x4(Number.NEGATIVE_INFINITY));
       f.for(j, 0, countVec, 16, () => f.set(m, simd('f32x4.max', m, simdLoad('v128.load', add(sc, j)))));
-      f.set(
-        max,
-        op(
-          'f32.max',
-          op('f32.max', lane('f32x4.extract_lane', m, 0), lane('f32x4.extract_lane', m, 1)),
-          op('f32.max', lane('f32x4.extract_lane', m, 2), lane('f32x4.extract_lane', m, 3)),
-        ),
-      );
+      f.set(max, laneMax(m));
       f.for(j, countVec, countBytes, 4, () => f.set(max, op('f32.max', max, load('f32.load', add(sc, j)))));
       f.set(m, simd('f32x4.splat', max));
       f.set(total, v128Zero);

@@ -199,6 +199,12 @@ export function laneSum(v: Local): Expr {
   return fadd(fadd(at(0), at(1)), fadd(at(2), at(3)));
 }
 
+/** The largest of the four f32 lanes of `v`, as max(max(l0, l1), max(l2, l3)) (`v` is emitted four times: pass a local). */
+export function laneMax(v: Local): Expr {
+  const at = (index: number) => lane('f32x4.extract_lane', v, index);
+  return op('f32.max', op('f32.max', at(0), at(1)), op('f32.max', at(2), at(3)));
+}
+
 /** Lanes [x0 + x2, y0 + y2, x1 + x3, y1 + y3]: half of the lane sums of x and y (each is emitted twice). */
 export function pairSums(x: Local, y: Local): Expr {
   return simd('f32x4.add', shuffle32(x, y, [0, 4, 1, 5]), shuffle32(x, y, [2, 6, 3, 7]));

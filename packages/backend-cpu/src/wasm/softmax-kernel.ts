@@ -1,4 +1,4 @@
-import { f32x4, f64, type Local, lane, load, op, simd, simdLoad, v128Zero } from './expr';
+import { f32x4, f64, type Local, lane, laneMax, load, op, simd, simdLoad, v128Zero } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
@@ -44,9 +44,7 @@ export const SOFTMAX = kernel({
       f.set(m, f32x4(Number.NEGATIVE_INFINITY));
       // Pseudo-max (one instruction) skips a NaN lane here; the NaN still makes the sum, so the row, NaN.
       vectors(() => f.set(m, simd('f32x4.pmax', m, simdLoad('v128.load', xAt))));
-      const pairMax = (a: number, b: number) =>
-        op('f32.max', lane('f32x4.extract_lane', m, a), lane('f32x4.extract_lane', m, b));
-      f.set(rowMax, op('f32.max', pairMax(0, 1), pairMax(2, 3)));
+      f.set(rowMax, laneMax(m));
       tail(() => f.set(rowMax, op('f32.max', rowMax, load('f32.load', xAt))));
       f.set(m, simd('f32x4.splat', rowMax));
       f.set(total, v128Zero);
