@@ -52,6 +52,20 @@ const mutations = [
     groups: ['linear'],
   },
   {
+    name: "the packed product's 6-row panels of A swap the steps of their last pair of rows (WebAssembly)",
+    file: 'packages/backend-cpu/src/wasm/gemm-kernel.ts',
+    from: "lane('f64x2.extract_lane', l.t[q >> 1], q & 1)",
+    to: "lane('f64x2.extract_lane', l.t[q >> 1], (q + 1) & 1)",
+    groups: ['matmul'],
+  },
+  {
+    name: "the packed product's 6-row panels of a transposed A read their last pair of values one early (WebAssembly)",
+    file: 'packages/backend-cpu/src/wasm/gemm-kernel.ts',
+    from: "load('f64.load', l.s, 16 * quads)",
+    to: "load('f64.load', l.s, 16 * quads - 4)",
+    groups: ['matmul'],
+  },
+  {
     name: 'the bias is added again after the packed product that added it',
     file: 'packages/backend-cpu/src/matmul.ts',
     from: 'if (bias && !plan.addsBias)',

@@ -126,7 +126,11 @@ export function shuffle32(a: Operand, b: Operand, lanes: readonly [number, numbe
 }
 
 /** A scalar load from byte address `address + offset`. */
-export function load(name: Extract<MemOp, 'f32.load' | 'i32.load'>, address: Operand, offset = 0): Expr {
+export function load(
+  name: Extract<MemOp, 'f32.load' | 'f64.load' | 'i32.load'>,
+  address: Operand,
+  offset = 0,
+): Expr {
   return expr((code) => {
     emitOperand(code, address);
     code.push(MemOp[name].code);

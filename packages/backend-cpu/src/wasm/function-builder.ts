@@ -81,7 +81,12 @@ export class FunctionBuilder {
   }
 
   /** Scalar store of `value` at byte address `address + offset`. */
-  store(name: Extract<MemOp, 'f32.store' | 'i32.store'>, address: Operand, value: Operand, offset = 0): void {
+  store(
+    name: Extract<MemOp, 'f32.store' | 'f64.store' | 'i32.store'>,
+    address: Operand,
+    value: Operand,
+    offset = 0,
+  ): void {
     const code = this.#statement();
     emitOperand(code, address);
     emitOperand(code, value);

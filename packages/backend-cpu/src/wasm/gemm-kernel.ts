@@ -2,6 +2,7 @@ import {
   f32,
   type KernelFeatures,
   type Local,
+  lane,
   load,
   mulAdd,
   type Operand,
@@ -282,11 +283,14 @@ interface PanelSpec {
 
 /**
  * Packs a panel step-major: dst[step * width + line]. Full panels whose values are contiguous
- * across lines copy vectors; full panels contiguous along lines transpose 4 x 4 blocks; the
- * rest (edge panels, other strides, the last steps) go value by value.
+ * across lines copy vectors; full panels contiguous along lines transpose 4 x 4 blocks (and a
+ * last pair of lines 2 x 4); the rest (edge panels, other strides, the last steps) go value by
+ * value. A width of 4k + 2 (the 6-row tile of A) moves its last two values as one f64.
  */
 function emitPanel(f: FunctionBuilder, l: PanelLocals, spec: PanelSpec): void {
   const { width } = spec;
+  const quads = Math.floor(width / 4);
+  const pair = width % 4 === 2;
   f.set(l.stepBytes, bytes(spec.stepStride));
   f.set(l.lineBytes, bytes(spec.lineStride));
   f.set(l.vectorSteps, 0);
@@ -294,33 +298,43 @@ function emitPanel(f: FunctionBuilder, l: PanelLocals, spec: PanelSpec): void {
     f.set(l.s, spec.base);
     f.set(l.d, spec.dst);
     f.for(l.p, 0, spec.steps, 1, () => {
-      for (let v = 0; v < width / 4; v++) f.storeV128(l.d, simdLoad('v128.load', l.s, 16 * v), 16 * v);
+      for (let v = 0; v < quads; v++) f.storeV128(l.d, simdLoad('v128.load', l.s, 16 * v), 16 * v);
+      if (pair) f.store('f64.store', l.d, load('f64.load', l.s, 16 * quads), 16 * quads);
       f.set(l.s, add(l.s, l.stepBytes));
       f.set(l.d, add(l.d, 4 * width));
     });
     f.set(l.vectorSteps, spec.steps);
   };
-  const transposeAlong = () => {
-    f.set(l.vectorSteps, op('i32.and', spec.steps, -4));
-    for (let g = 0; g < width / 4; g++) {
-      for (let i = 0; i < 4; i++) f.set(l.ptr[i], add(spec.base, mul(l.lineBytes, 4 * g + i)));
-      f.set(l.d, add(spec.dst, 16 * g));
-      f.for(l.p, 0, l.vectorSteps, 4, () => {
-        for (let i = 0; i < 4; i++) f.set(l.v[i], simdLoad('v128.load', l.ptr[i]));
-        f.set(l.t[0], shuffle32(l.v[0], l.v[1], [0, 4, 1, 5]));
-        f.set(l.t[1], shuffle32(l.v[0], l.v[1], [2, 6, 3, 7]));
+  // Lines [4 g, 4 g + count) read 4 steps at a time, each step's values stored at dst + 16 g.
+  const transposeLines = (g: number, count: 2 | 4) => {
+    for (let i = 0; i < count; i++) f.set(l.ptr[i], add(spec.base, mul(l.lineBytes, 4 * g + i)));
+    f.set(l.d, add(spec.dst, 16 * g));
+    f.for(l.p, 0, l.vectorSteps, 4, () => {
+      for (let i = 0; i < count; i++) f.set(l.v[i], simdLoad('v128.load', l.ptr[i]));
+      f.set(l.t[0], shuffle32(l.v[0], l.v[1], [0, 4, 1, 5]));
+      f.set(l.t[1], shuffle32(l.v[0], l.v[1], [2, 6, 3, 7]));
+      if (count === 4) {
         f.set(l.t[2], shuffle32(l.v[2], l.v[3], [0, 4, 1, 5]));
         f.set(l.t[3], shuffle32(l.v[2], l.v[3], [2, 6, 3, 7]));
         f.storeV128(l.d, shuffle32(l.t[0], l.t[2], [0, 1, 4, 5]));
         f.storeV128(l.d, shuffle32(l.t[0], l.t[2], [2, 3, 6, 7]), 4 * width);
         f.storeV128(l.d, shuffle32(l.t[1], l.t[3], [0, 1, 4, 5]), 8 * width);
         f.storeV128(l.d, shuffle32(l.t[1], l.t[3], [2, 3, 6, 7]), 12 * width);
-        for (let i = 0; i < 4; i++) f.set(l.ptr[i], add(l.ptr[i], 16));
-        f.set(l.d, add(l.d, 16 * width));
-      });
-    }
+      } else {
+        for (let q = 0; q < 4; q++) {
+          f.store('f64.store', l.d, lane('f64x2.extract_lane', l.t[q >> 1], q & 1), 4 * width * q);
+        }
+      }
+      for (let i = 0; i < count; i++) f.set(l.ptr[i], add(l.ptr[i], 16));
+      f.set(l.d, add(l.d, 16 * width));
+    });
   };
-  if (width % 4 === 0) {
+  const transposeAlong = () => {
+    f.set(l.vectorSteps, op('i32.and', spec.steps, -4));
+    for (let g = 0; g < quads; g++) transposeLines(g, 4);
+    if (pair) transposeLines(quads, 2);
+  };
+  if (width % 4 === 0 || pair) {
     f.if(op('i32.and', spec.full, op('i32.eq', spec.stepStride, 1)), transposeAlong, () =>
       f.if(op('i32.and', spec.full, op('i32.eq', spec.lineStride, 1)), copyAcross),
     );

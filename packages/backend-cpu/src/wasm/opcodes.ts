@@ -68,6 +68,7 @@ export const Control = {
   br: 0x0c,
   brIf: 0x0d,
   call: 0x10,
+  drop: 0x1a,
 } as const;
 
 /** The block type of a block, loop or if without parameters or results. */
@@ -86,8 +87,10 @@ export const Var = {
 export const MemOp = {
   'i32.load': { code: 0x28, align: 2 },
   'f32.load': { code: 0x2a, align: 2 },
+  'f64.load': { code: 0x2b, align: 3 },
   'i32.store': { code: 0x36, align: 2 },
   'f32.store': { code: 0x38, align: 2 },
+  'f64.store': { code: 0x39, align: 3 },
 } as const;
 export type MemOp = keyof typeof MemOp;
 
