@@ -3,6 +3,7 @@ import { type KernelFeatures, type Local, type Operand, op, simd, simdLoad } fro
 import type { FunctionBuilder } from './function-builder';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
+import { touchAhead } from './touch-ahead';
 import { add, clamp, div, emitExp, emitExpClamped, mul, sub } from './vector-exp';
 
 /**
@@ -22,8 +23,9 @@ const UNROLL = 4;
 
 /**
  * A loop over `n` elements (a multiple of 4) of `out`: UNROLL vectors a pass while a whole pass fits, their
- * statements interleaved, then one vector a pass; `body(copy, offset)` stores one vector at byte `offset` from
- * `out`, reading its inputs at the same offset from `pointers`, in registers of its own for each `copy`.
+ * statements interleaved and the inputs touched ahead (`touchAhead`), then one vector a pass; `body(copy, offset)`
+ * stores one vector at byte `offset` from `out`, reading its inputs at the same offset from `pointers`, in registers
+ * of its own for each `copy`.
  */
 function vectorLoop(
   f: FunctionBuilder,
@@ -32,13 +34,14 @@ function vectorLoop(
   pointers: readonly Local[],
   body: (copy: number, offset: number) => void,
 ): void {
-  const [end, passEnd] = f.locals(ValType.i32, 2);
+  const [end, passEnd, ahead] = f.locals(ValType.i32, 3);
   f.set(end, op('i32.add', out, op('i32.shl', n, 2)));
   f.set(passEnd, op('i32.add', out, op('i32.and', op('i32.shl', n, 2), -16 * UNROLL)));
   const pass = (bound: Local, vectors: number) =>
     f.block((done) => {
       f.brIf(done, op('i32.ge_u', out, bound));
       f.loop((again) => {
+        if (vectors > 1) touchAhead(f, ahead, out, end, pointers);
         if (vectors === 1) body(0, 0);
         else f.interleave(vectors, (copy) => body(copy, 16 * copy));
         for (const p of [...pointers, out]) f.set(p, op('i32.add', p, 16 * vectors));

@@ -94,6 +94,15 @@ export class FunctionBuilder {
     emitMemarg(code, MemOp[name].align, offset);
   }
 
+  /** Loads the i32 at byte address `address` and drops it: brings its cache line in ahead of use. */
+  touch(address: Operand): void {
+    const code = this.#statement();
+    emitOperand(code, address);
+    code.push(MemOp['i32.load'].code);
+    emitMemarg(code, MemOp['i32.load'].align, 0);
+    code.push(Control.drop);
+  }
+
   /** v128 store of `value` at byte address `address + offset`. */
   storeV128(address: Operand, value: Operand, offset = 0): void {
     const code = this.#statement();

@@ -152,6 +152,8 @@ function instruction(
       return { text: `br_if ${r.unsigned()}`, depth: 0 };
     case Control.call:
       return { text: `call ${functionName(r.unsigned())}`, depth: 0 };
+    case Control.drop:
+      return { text: 'drop', depth: 0 };
   }
   const variable = VARS.get(code);
   if (variable) {
