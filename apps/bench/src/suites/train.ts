@@ -20,7 +20,15 @@ import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
 
 /** The reference setup: char-level TinyShakespeare, 4 layers, 4 heads, dim 128, block 64, batch 12. */
 const REFERENCE = { layers: 4, heads: 4, dim: 128, block: 64, batch: 12 } as const;
-const WARM_UP = 10;
+/**
+ * Steps before the timed ones. A training run lasts thousands of steps, so the figure is the steady state: V8 kept
+ * compiling the step's JavaScript (TurboFan, on its background threads, which then share the two cores with the
+ * kernels) for ~50 steps: after 10 steps those threads took 22 of every ~430 CPU ticks of the next 30 steps, after
+ * 60 steps 0-2, and the first preset of a run (gpt2, which warms the shared code for llama) timed 66.3 ms/iteration
+ * after 10 steps against 60.0-60.9 after 60 (llama 59.1-61.3 against 58.3-59.9). PyTorch's figure skips its first 10
+ * of 50 steps; it compiles nothing.
+ */
+const WARM_UP = 50;
 const TIMED = 30;
 
 async function createBackend(name: SuiteOptions['backend']): Promise<Backend> {
