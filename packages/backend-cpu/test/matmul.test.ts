@@ -248,14 +248,14 @@ describe('matmul kernels', () => {
     );
   });
 
-  it('plans products of 2 to 16 rows times a transposed B on the few-row kernel, split along n', () => {
+  it('plans products of 2 to 128 rows times a transposed B on the few-row kernel, split along n', () => {
     const operands = { a: 0, b: 0, out: 0 };
-    for (const m of [2, 8, 16]) {
+    for (const m of [2, 8, 16, 77, 128]) {
       const plan = planMatmul(spec(m, 32000, 288, { transB: true }), operands, BASELINE_FEATURES);
       expect(plan.kernel).toBe('gemm_few_t');
       expect(chunkPlan(plan, 2).length).toBeGreaterThan(1);
     }
-    expect(planMatmul(spec(17, 32000, 288, { transB: true }), operands, BASELINE_FEATURES).kernel).toBe(
+    expect(planMatmul(spec(129, 32000, 288, { transB: true }), operands, BASELINE_FEATURES).kernel).toBe(
       'gemm',
     );
     expect(planMatmul(spec(8, 768, 288), operands, BASELINE_FEATURES).kernel).toBe('gemm');
@@ -366,7 +366,7 @@ describe('matmul kernels', () => {
       spec(1, 300, 64, { transB: true }), // matrix-vector
       spec(5, 70, 33, { transB: true }), // few rows
       spec(300, 260, 80), // packed, split by rows
-      spec(40, 3000, 96, { transB: true }), // packed, split by columns
+      spec(140, 3000, 96, { transB: true }), // packed, split by columns
       spec(30, 21, 9, { batch: 2 }), // packed, two entries
     ];
     const modes = [
