@@ -35,14 +35,16 @@ export const linearOp = fusedOp({
       ];
     },
   },
-  // One row (the matrix-vector kernels), 3 (the few-row kernel), then the packed product split by columns and by rows.
+  // One row (the matrix-vector kernels), 3 to 128 (the few-row kernel), then the packed product split by columns and
+  // by rows.
   cases: casesOver(
     [
       { rows: [1, 1], inner: 8, out: 6 },
       { rows: [3], inner: 7, out: 5 },
       { rows: [2, 9], inner: 16, out: 12 },
-      { rows: [40], inner: 33, out: 65 },
       { rows: [2, 64], inner: 128, out: 96 },
+      { rows: [130], inner: 33, out: 200 },
+      { rows: [3, 64], inner: 40, out: 96 },
     ],
     ({ rows, inner, out }) => ({
       label: `${shapeLabel([...rows, inner])} to ${out}`,
