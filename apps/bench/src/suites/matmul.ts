@@ -40,6 +40,13 @@ const decode: Case[] = [
   { group: 'prefill', a: [768, 288], b: [768, 288], transB: true },
 ];
 
+/** A prefill of 128 tokens in the stories110M shape (dim 768, hidden 2048): the few-row kernel's largest products. */
+const prefill110M: Case[] = [
+  { group: 'prefill 128, 110M', a: [128, 768], b: [768, 768], transB: true },
+  { group: 'prefill 128, 110M', a: [128, 768], b: [2048, 768], transB: true },
+  { group: 'prefill 128, 110M', a: [128, 2048], b: [768, 2048], transB: true },
+];
+
 /** One step of the 4-layer dim-128 GPT (batch 12 x block 64 = 768 rows, 4 heads of 32, 65 characters). */
 const training: Case[] = [
   { group: 'train qkv', a: [768, 128], b: [384, 128], transB: true },
@@ -52,7 +59,7 @@ const training: Case[] = [
   { group: 'train att·v', a: [48, 64, 64], b: [48, 64, 32] },
 ];
 
-const CASES: readonly Case[] = [...squares, ...decode, ...training];
+const CASES: readonly Case[] = [...squares, ...decode, ...prefill110M, ...training];
 
 /** Each timed run repeats the product until it lasts about this long. */
 const RUN_MS = 25;

@@ -1,4 +1,4 @@
-import { emitMemarg, emitOperand, f32x4, type Local, type Operand, op } from './expr';
+import { emitMemarg, emitOperand, f32x4, type Local, load, type Operand, op } from './expr';
 import { writeUnsigned } from './leb128';
 import { Control, EMPTY_BLOCK_TYPE, MemOp, SIMD_PREFIX, SimdMemOp, ValType, Var } from './opcodes';
 
@@ -97,9 +97,7 @@ export class FunctionBuilder {
   /** Loads the i32 at byte address `address` and drops it: brings its cache line in ahead of use. */
   touch(address: Operand): void {
     const code = this.#statement();
-    emitOperand(code, address);
-    code.push(MemOp['i32.load'].code);
-    emitMemarg(code, MemOp['i32.load'].align, 0);
+    emitOperand(code, load('i32.load', address));
     code.push(Control.drop);
   }
 

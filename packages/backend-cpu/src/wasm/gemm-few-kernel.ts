@@ -55,9 +55,10 @@ function forRowTiles(
 
 /**
  * `gemm_few_t`: out[i, j] = sum_q A[i, q] W[j, q] for i < m, j < n, with A row-major [m, k], W
- * row-major [n, k] (a weight stored [out, in]) and out rows ldo apart. Built for few rows (up to
- * the 128 of a prefill, where it beats the packed gemm: it packs nothing): W is read once, a block of 4 or 6 rows (`blockRows`) at a time, and each block stays in L1 while the
- * dot products of all rows of A with it accumulate in GEMM_FEW_T_ROWS x 4 or 6 vector registers. The rows of a
+ * row-major [n, k] (a weight stored [out, in]) and out rows ldo apart. Built for few rows (up to the 128 of a
+ * prefill, where it beats the packed gemm: it packs nothing): W is read once, a block of 4 or 6 rows (`blockRows`)
+ * at a time, and each block stays in L1 while the dot products of all rows of A with it accumulate in
+ * GEMM_FEW_T_ROWS x 4 or 6 vector registers. The rows of a
  * block come from as many equal parts of W (row j of each; the last rows after them, one at a time), so W is read as
  * 4 or 6 sequential streams: a core has more of memory's reads in flight, and they overlap the arithmetic (8 streams
  * of batched decode on 2 threads, 15M shape: 6.3-6.6 -> 5.2-5.4 ms a step, against 4 adjacent rows and a touch of

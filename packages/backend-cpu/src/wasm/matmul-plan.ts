@@ -47,7 +47,7 @@ const GEMM_FEW_FLOPS_PER_MICRO = 25_000;
  * beats the packed gemm there, most where B is a weight too large for the caches, and it packs
  * nothing. [m,768] x [768,768]ᵀ, one thread, packed against gemm_few_t: m 64 1717 -> 1447 us, 128
  * 3166 -> 2810, 256 5778 -> 5571, 384 8698 -> 8632, 768 17380 -> 22257; two threads: 64 807 -> 716,
- * 128 1522 -> 1439, 192 2156 -> 2202, 384 4181 -> 4419 (`scratch/fewscan.ts`). The 110M shape's
+ * 128 1522 -> 1439, 192 2156 -> 2202, 384 4181 -> 4419 (medians of 25 calls; `pnpm bench matmul` times the prefill's three shapes). The 110M shape's
  * prefill of 128 tokens: 2 threads 248.8-254.7 -> 234.9-239.6 ms, 1 thread 449.0 -> 422.5.
  */
 const GEMM_FEW_MAX_ROWS = 128;
