@@ -115,10 +115,17 @@ const mutations = [
     groups: ['attention'],
   },
   {
-    name: "attention query by query (WebAssembly) reads values from the batch row's first key, not the first visible one",
+    name: "attention query by query (WebAssembly) reads values from the batch row's first key, not the block's first",
     file: 'packages/backend-cpu/src/wasm/attention-rows-kernel.ts',
-    from: 'const [factors, first] = g ? [ds, kr] : [weights, add(kr, vMinusK)];',
-    to: 'const [factors, first] = g ? [ds, kr] : [weights, add(add(c.k, kb), vMinusK)];',
+    from: 'const [matrix, keys] = g ? [matrixBytes, kr] : [0, add(kr, vMinusK)];',
+    to: 'const [matrix, keys] = g ? [matrixBytes, kr] : [0, add(add(c.k, kb), vMinusK)];',
+    groups: ['attention'],
+  },
+  {
+    name: 'attention query by query (WebAssembly) lets each row of a block see the keys up to the block\'s last',
+    file: 'packages/backend-cpu/src/wasm/attention-rows-kernel.ts',
+    from: "simd('i32x4.lt_s', keyIndex, row.own.endKeys),",
+    to: "simd('i32x4.lt_s', keyIndex, simd('i32x4.splat', u1)),",
     groups: ['attention'],
   },
   {
@@ -131,8 +138,8 @@ const mutations = [
   {
     name: "attention's backward (WebAssembly) adds dv only for the first query head of a kv head",
     file: 'packages/backend-cpu/src/wasm/attention-rows-kernel.ts',
-    from: 'if (g) keyGradients(g);',
-    to: "if (g) f.if(op('i32.eq', head, 0), () => keyGradients(g));",
+    from: 'keyMajor(c.work, add(g.grad, blockAt), add(g.dv, kb));',
+    to: "f.if(op('i32.eq', head, 0), () => keyMajor(c.work, add(g.grad, blockAt), add(g.dv, kb)));",
     groups: ['attentionGrad'],
   },
   {

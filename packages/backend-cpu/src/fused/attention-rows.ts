@@ -2,15 +2,17 @@ import { type AttentionSpec, type Shape, sizeOf, visibleKeys } from '@loom/tenso
 import { CpuStorage } from '../storage';
 import { forkJoin } from '../threads/fork-join';
 import { onHeap } from '../vectorised';
+import { blockRowBytes } from '../wasm/attention-rows-kernel';
 import { GEMM_WORK_BYTES } from '../wasm/gemm-kernel';
 import { checkedArgs } from '../wasm/kernels';
 import type { CpuKernelSettings } from '../wasm/settings';
 
 /**
- * Single-thread speed of the row kernels for the estimate of a call's time, flops per microsecond (the backward's
- * five products of a query with its keys: about 20 000 measured on the training step's [12, 64, 4, 32]).
+ * Single-thread speed of the row kernels for the estimate of a call's time, flops per microsecond (the products of a
+ * query with its keys, on the training step's [12, 64, 4, 32]: about 23 000 measured for the forward's two, 27 000
+ * for the backward's five).
  */
-const FLOPS_PER_MICRO = 20_000;
+const FLOPS_PER_MICRO = 25_000;
 /** Pair ranges per thread when split, so a late worker does not hold everyone up. */
 const CHUNKS_PER_THREAD = 2;
 
@@ -52,8 +54,8 @@ export function attentionRowsInto(
 ): boolean {
   const [b, t, h, hd] = qShape;
   const [, s, hkv] = kShape;
-  // The weights row and the gradient row of one query, each padded to whole vectors plus one.
-  const workBytes = 2 * (4 * s + 32);
+  // A row of each of the kernels' two block matrices (they hold as many rows as fit, up to KEY_MAJOR_ROWS).
+  const workBytes = 2 * blockRowBytes(s);
   const heap = onHeap(settings, [...storages, out]);
   if (!heap || hd % 4 !== 0 || hd === 0 || workBytes > GEMM_WORK_BYTES) return false;
   const ranges = new CpuStorage('i32', Math.max(1, 2 * b * t), false);

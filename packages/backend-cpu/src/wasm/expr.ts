@@ -175,6 +175,15 @@ export function f32x4(value: number): Expr {
   });
 }
 
+/** A v128 constant with the four i32 lanes `lanes`. */
+export function i32x4(lanes: readonly [number, number, number, number]): Expr {
+  return expr((code) => {
+    code.push(SIMD_PREFIX);
+    writeUnsigned(code, SIMD_V128_CONST);
+    code.push(...new Uint8Array(Int32Array.from(lanes).buffer));
+  });
+}
+
 /** The all-zero v128 constant. */
 export const v128Zero: Expr = expr((code) => {
   code.push(SIMD_PREFIX);

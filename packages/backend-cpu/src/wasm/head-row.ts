@@ -7,8 +7,6 @@ import type { FunctionBuilder } from './function-builder';
  */
 export const LANES = 4;
 export const BLOCK_BYTES = 16 * LANES;
-/** Vectors of a head row held in registers at once by the sums over keys (32 elements, a whole head of 32). */
-export const WIDE = 8;
 
 /**
  * `body(vectors)` over the bytes [0, rowBytes) of a head row: blocks of LANES vectors while a whole block fits
@@ -23,19 +21,4 @@ export function overRow(
 ): void {
   f.for(offset, 0, blockEnd, BLOCK_BYTES, () => body(LANES));
   f.for(offset, blockEnd, rowBytes, 16, () => body(1));
-}
-
-/**
- * `body(vectors)` over the bytes [0, rowBytes) of a head row in pieces of WIDE vectors while one fits (before
- * `wideEnd`), then LANES, then single vectors; `offset` holds the byte offset of the current piece.
- */
-export function overRowWide(
-  f: FunctionBuilder,
-  offset: Local,
-  ends: { readonly wideEnd: Local; readonly blockEnd: Local; readonly rowBytes: Local },
-  body: (vectors: number) => void,
-): void {
-  f.for(offset, 0, ends.wideEnd, 16 * WIDE, () => body(WIDE));
-  f.for(offset, ends.wideEnd, ends.blockEnd, BLOCK_BYTES, () => body(LANES));
-  f.for(offset, ends.blockEnd, ends.rowBytes, 16, () => body(1));
 }
