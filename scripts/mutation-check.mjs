@@ -122,7 +122,7 @@ const mutations = [
     groups: ['attention'],
   },
   {
-    name: 'attention query by query (WebAssembly) lets each row of a block see the keys up to the block\'s last',
+    name: "attention query by query (WebAssembly) lets each row of a block see the keys up to the block's last",
     file: 'packages/backend-cpu/src/wasm/attention-rows-kernel.ts',
     from: "simd('i32x4.lt_s', keyIndex, row.own.endKeys),",
     to: "simd('i32x4.lt_s', keyIndex, simd('i32x4.splat', u1)),",
