@@ -7,7 +7,9 @@ describe('loom seq2seq', () => {
     const result = await loom(
       process.cwd(),
       'seq2seq',
-      ...['--task', 'sort', '--alphabet', '3', '--min-length', '2', '--max-length', '4', '--steps', '100'],
+      // 120 steps: at 100, a change in the last bits of the clip's factor moved the held-out score between 13 and
+      // 30 of 40 (a short run is chaotic); at 120 it stayed within 28-31 of 40 for seven such changes.
+      ...['--task', 'sort', '--alphabet', '3', '--min-length', '2', '--max-length', '4', '--steps', '120'],
       ...[
         '--batch',
         '32',
@@ -27,8 +29,8 @@ describe('loom seq2seq', () => {
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     const losses = [...result.stdout.matchAll(/^step \d+: loss (\d+\.\d+)/gm)].map((m) => Number(m[1]));
-    expect(losses.length).toBe(2);
-    expect(losses[1]).toBeLessThan(losses[0]);
+    expect(losses.length).toBe(3);
+    expect(losses[2]).toBeLessThan(losses[0]);
     expect(result.stdout).toMatch(/^step 50: exact-match \d+\.\d% on 40 held-out strings$/m);
     const final = /^exact-match (\d+\.\d)% \((\d+)\/40 held-out strings, greedy\)$/m.exec(result.stdout);
     expect(final).not.toBeNull();

@@ -1,5 +1,5 @@
 import { valueAndGrad } from '@loom/autograd';
-import { clipGradNorm, GradAccumulator, type Optimizer } from '@loom/nn';
+import { clipFactor, GradAccumulator, gradNorm, type Optimizer } from '@loom/nn';
 import { concat, keep, scope, type Tensor } from '@loom/tensor';
 import type { Batch } from './batches';
 
@@ -53,18 +53,22 @@ function meanLossAndGrads(input: StepInput): { loss: Tensor; grads: Tensor[] } {
 }
 
 /**
- * One update: forward and backward over the micro-batches, gradient clipping, then AdamW —
- * but only when the loss and the gradient norm are finite. Both are read back together in
- * one transfer; the update is applied after that check, so a NaN never reaches the weights.
+ * One update: forward and backward over the micro-batches, then the optimizer with the gradients clipped (the clip's
+ * factor passed to it, not applied to a copy of every gradient) — but only when the loss and the gradient norm are
+ * finite. Both are read back together in one transfer; the update is applied after that check, so a NaN never
+ * reaches the weights.
  */
 export async function trainStep(input: StepInput): Promise<StepOutcome> {
   const { loss, grads } = meanLossAndGrads(input);
-  const clipped = clipGradNorm(grads, input.clip > 0 ? input.clip : Number.POSITIVE_INFINITY);
-  const both = scope(() => concat([loss.reshape([1]), clipped.norm.reshape([1])]));
-  const [lossValue, gradNorm] = await both.data();
-  for (const t of [both, loss, clipped.norm, ...grads]) t.dispose();
-  const finite = Number.isFinite(lossValue) && Number.isFinite(gradNorm);
-  if (finite) input.optimizer.step(input.params, clipped.grads, input.lr);
-  for (const g of clipped.grads) g.dispose();
-  return { kind: finite ? 'updated' : 'nonfinite', loss: lossValue, gradNorm };
+  const norm = gradNorm(grads);
+  const both = scope(() => concat([loss.reshape([1]), norm.reshape([1])]));
+  const [lossValue, normValue] = await both.data();
+  for (const t of [both, loss, norm]) t.dispose();
+  const finite = Number.isFinite(lossValue) && Number.isFinite(normValue);
+  if (finite) {
+    const scale = input.clip > 0 ? clipFactor(normValue, input.clip) : 1;
+    input.optimizer.step(input.params, grads, input.lr, scale);
+  }
+  for (const g of grads) g.dispose();
+  return { kind: finite ? 'updated' : 'nonfinite', loss: lossValue, gradNorm: normValue };
 }

@@ -21,8 +21,16 @@ const SPEC: AdamWSpec = {
 };
 
 describe.skipIf(!wasmForTests())('AdamW in WebAssembly SIMD matches the float64 JavaScript kernel', () => {
-  for (const n of [1, 5, 64, 1001, 100_003]) {
-    it(`${n} parameters, three steps`, () => {
+  for (const [n, gradScale] of [
+    [1, 1],
+    [5, 1],
+    [64, 1],
+    [1001, 1],
+    [100_003, 1],
+    [1001, 0.3],
+  ]) {
+    it(`${n} parameters, three steps, the gradient scaled by ${gradScale}`, () => {
+      const spec = { ...SPEC, gradScale };
       const init = [0, 1, 2, 3].map((k) =>
         Float64Array.from({ length: n }, () => Math.fround((random() - 0.5) * (k === 3 ? 1e-4 : 1))),
       );
@@ -35,8 +43,8 @@ describe.skipIf(!wasmForTests())('AdamW in WebAssembly SIMD matches the float64 
       const [p, g, m, v] = storages;
       const want = init.map((a) => a.slice());
       for (let step = 0; step < 3; step++) {
-        adamwInPlace(SETTINGS, p, g, m, v, SPEC);
-        adamwKernel(want[0], want[1], want[2], want[3], SPEC);
+        adamwInPlace(SETTINGS, p, g, m, v, spec);
+        adamwKernel(want[0], want[1], want[2], want[3], spec);
       }
       // Absolute bounds a few f32 ulps above each array's magnitude (p, m up to 0.5; v up to 2.5e-3; three steps).
       const bounds = [4e-7, 0, 4e-7, 4e-9];

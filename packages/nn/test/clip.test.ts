@@ -1,7 +1,7 @@
 import { CpuBackend } from '@loom/backend-cpu';
 import { setBackend, type Tensor, tensor } from '@loom/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clipGradNorm } from '../src/index';
+import { AdamW, clipFactor, clipGradNorm, gradNorm, SGD } from '../src/index';
 
 beforeAll(() => setBackend(new CpuBackend({ threads: 2 })));
 
@@ -44,4 +44,40 @@ describe('clipGradNorm', () => {
   it('refuses an empty list of gradients', () => {
     expect(() => clipGradNorm([], 1)).toThrow(/clipGradNorm: expected at least one gradient/);
   });
+});
+
+describe('gradNorm and clipFactor', () => {
+  it('give the global L2 norm and min(1, maxNorm / (norm + 1e-6))', async () => {
+    const { grads, norm } = gradients();
+    const got = await gradNorm(grads).item();
+    expect(Math.abs(got - norm) / norm).toBeLessThan(1e-6);
+    expect(clipFactor(norm, norm / 4)).toBeCloseTo(0.25, 6);
+    expect(clipFactor(norm, norm * 2)).toBe(1);
+    expect(() => gradNorm([])).toThrow(/gradNorm: expected at least one gradient/);
+  });
+
+  for (const make of [() => new AdamW({ weightDecay: 0.1 }), () => new SGD({ weightDecay: 0.1 })]) {
+    it(`${make().constructor.name}: a step with gradScale s is the step on the gradients times s`, async () => {
+      const { grads, values } = gradients();
+      const start = values.map((v, s) => v.map((x, i) => 0.5 * Math.cos(x + i) + s));
+      const [folded, scaled] = [0, 1].map(() => start.map((v, s) => tensor(v, grads[s].shape)));
+      const s = 0.37;
+      const [a, b] = [make(), make()];
+      for (let step = 0; step < 3; step++) {
+        a.step(folded, grads, 1e-2, s);
+        b.step(
+          scaled,
+          grads.map((g) => g.mul(s)),
+          1e-2,
+        );
+      }
+      for (const [i, p] of folded.entries()) {
+        const [want, got] = [await scaled[i].data(), await p.data()];
+        for (const [j, x] of want.entries())
+          expect(Math.abs(got[j] - x)).toBeLessThan(1e-6 * Math.max(1, Math.abs(x)));
+        // The step moved the parameter (the check above is not of two untouched copies).
+        expect(Math.abs(got[0] - Math.fround(start[i][0]))).toBeGreaterThan(1e-4);
+      }
+    });
+  }
 });

@@ -4,10 +4,11 @@ import { KVCache } from '@loom/kvcache';
 import {
   AdamW,
   beamSearch,
-  clipGradNorm,
+  clipFactor,
   disposeBatch,
   EncoderDecoder,
   exactMatch,
+  gradNorm,
   makeSeq2SeqConfig,
   type Seq2SeqPair,
   seq2seqBatch,
@@ -85,10 +86,10 @@ async function train(run: Seq2SeqRun, io: LoomIo): Promise<void> {
     const batch = seq2seqBatch(pairs, task.special);
     model.train();
     const { value, grads } = valueAndGrad(() => model.loss(batch), params);
-    const clipped = clipGradNorm(grads, 1);
-    opt.step(params, clipped.grads, lr(step));
+    const norm = gradNorm(grads);
+    opt.step(params, grads, lr(step), clipFactor(await norm.item(), 1));
     recent += await value.item();
-    for (const t of [value, clipped.norm, ...grads, ...clipped.grads]) t.dispose();
+    for (const t of [value, norm, ...grads]) t.dispose();
     disposeBatch(batch);
     const done = step + 1;
     if (done % 50 === 0 || done === run.steps) {

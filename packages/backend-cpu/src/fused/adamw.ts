@@ -18,8 +18,10 @@ export function adamwInPlace(
   v: CpuStorage,
   spec: AdamWSpec,
 ): void {
-  const { lr, beta1, beta2, eps, weightDecay, c1, c2 } = spec;
-  const constants = [beta1, 1 - beta1, beta2, 1 - beta2, 1 - lr * weightDecay, lr / c1, 1 / c2, eps];
+  const { lr, beta1, beta2, eps, weightDecay, c1, c2, gradScale = 1 } = spec;
+  // The gradient's scale folds into the moments' factors: (1 - β1) s g and (1 - β2) s² g².
+  const moments = [(1 - beta1) * gradScale, (1 - beta2) * gradScale * gradScale];
+  const constants = [beta1, moments[0], beta2, moments[1], 1 - lr * weightDecay, lr / c1, 1 / c2, eps];
   const done = runVectorised(settings, ADAMW_KERNEL, [p, g, m, v], p.length, constants);
   const [pv, gv, mv, vv] = [p, g, m, v].map((s) => s.f32.subarray(done));
   if (pv.length > 0) adamwKernel(pv, gv, mv, vv, spec);
@@ -33,12 +35,12 @@ export function adamwKernel(
   v: FloatArray,
   spec: AdamWSpec,
 ): void {
-  const { lr, beta1, beta2, eps, weightDecay, c1, c2 } = spec;
+  const { lr, beta1, beta2, eps, weightDecay, c1, c2, gradScale = 1 } = spec;
   const decay = 1 - lr * weightDecay;
   const step = lr / c1;
   const invC2 = 1 / c2;
   for (let i = 0; i < p.length; i++) {
-    const gi = g[i];
+    const gi = gradScale * g[i];
     const mi = beta1 * m[i] + (1 - beta1) * gi;
     const vi = beta2 * v[i] + (1 - beta2) * gi * gi;
     m[i] = mi;

@@ -6,17 +6,17 @@ import { add, div, mul, sub } from './vector-exp';
 const I = ValType.i32;
 
 /**
- * One AdamW step, four elements at a time: m = β1 m + (1 - β1) g, v = β2 v + (1 - β2) g²,
- * p = p · decay - step · m / (sqrt(v / c2) + eps), as the JavaScript kernel. Parameters: byte
- * addresses of the parameter, gradient, first and second moments (updated in place), the
- * element count (a multiple of 4), then beta1, 1 - beta1, beta2, 1 - beta2, the decay factor
+ * One AdamW step, four elements at a time: m = β1 m + (1 - β1) s g, v = β2 v + (1 - β2) s² g²,
+ * p = p · decay - step · m / (sqrt(v / c2) + eps), as the JavaScript kernel, for the gradient's scale s (a clip's
+ * factor). Parameters: byte addresses of the parameter, gradient, first and second moments (updated in place), the
+ * element count (a multiple of 4), then beta1, (1 - beta1) s, beta2, (1 - beta2) s², the decay factor
  * 1 - lr · weightDecay, the step lr / c1, 1 / c2 and eps.
  */
 export const ADAMW = kernel({
   name: 'adamw_f32',
   params: [
     ...i32('p', 'g', 'm', 'v', 'n'),
-    ...f32('beta1', 'oneMinusBeta1', 'beta2', 'oneMinusBeta2', 'decay', 'step', 'invC2', 'eps'),
+    ...f32('beta1', 'gradFactor1', 'beta2', 'gradFactor2', 'decay', 'step', 'invC2', 'eps'),
   ],
   emit(f, params) {
     const { p, g, m, v, n } = params;
@@ -26,9 +26,9 @@ export const ADAMW = kernel({
       return vector;
     };
     const beta1 = splat(params.beta1);
-    const oneMinusBeta1 = splat(params.oneMinusBeta1);
+    const gradFactor1 = splat(params.gradFactor1);
     const beta2 = splat(params.beta2);
-    const oneMinusBeta2 = splat(params.oneMinusBeta2);
+    const gradFactor2 = splat(params.gradFactor2);
     const decay = splat(params.decay);
     const step = splat(params.step);
     const invC2 = splat(params.invC2);
@@ -41,8 +41,8 @@ export const ADAMW = kernel({
       f.brIf(done, op('i32.ge_u', p, end));
       f.loop((again) => {
         f.set(gv, simdLoad('v128.load', g));
-        f.set(mv, add(mul(beta1, simdLoad('v128.load', m)), mul(oneMinusBeta1, gv)));
-        f.set(vv, add(mul(beta2, simdLoad('v128.load', v)), mul(oneMinusBeta2, mul(gv, gv))));
+        f.set(mv, add(mul(beta1, simdLoad('v128.load', m)), mul(gradFactor1, gv)));
+        f.set(vv, add(mul(beta2, simdLoad('v128.load', v)), mul(gradFactor2, mul(gv, gv))));
         f.storeV128(m, mv);
         f.storeV128(v, vv);
         const denominator = add(simd('f32x4.sqrt', mul(vv, invC2)), eps);

@@ -303,7 +303,7 @@ export function softmaxCrossEntropy(
   return count === 0 ? 0 : total / count;
 }
 
-/** One AdamW step on f32 parameters, in place; every stored value rounds to float32. */
+/** One AdamW step on f32 parameters (the gradient times gradScale), in place; every stored value rounds to float32. */
 export function adamw(
   p: Float64Array,
   g: Float64Array,
@@ -311,10 +311,11 @@ export function adamw(
   v: Float64Array,
   spec: AdamWSpec,
 ): void {
-  const { lr, beta1, beta2, eps, weightDecay, c1, c2 } = spec;
+  const { lr, beta1, beta2, eps, weightDecay, c1, c2, gradScale = 1 } = spec;
   for (let i = 0; i < p.length; i++) {
-    m[i] = Math.fround(beta1 * m[i] + (1 - beta1) * g[i]);
-    v[i] = Math.fround(beta2 * v[i] + (1 - beta2) * g[i] * g[i]);
+    const gi = gradScale * g[i];
+    m[i] = Math.fround(beta1 * m[i] + (1 - beta1) * gi);
+    v[i] = Math.fround(beta2 * v[i] + (1 - beta2) * gi * gi);
     p[i] = Math.fround(p[i] * (1 - lr * weightDecay) - (lr * (m[i] / c1)) / (Math.sqrt(v[i] / c2) + eps));
   }
 }

@@ -39,7 +39,7 @@ export class AdamW implements Optimizer {
     return this.#step;
   }
 
-  step(params: readonly Tensor[], grads: readonly Tensor[], lr: number): void {
+  step(params: readonly Tensor[], grads: readonly Tensor[], lr: number, gradScale = 1): void {
     if (params.length !== grads.length) {
       throw new Error(`AdamW.step: got ${params.length} parameters but ${grads.length} gradients`);
     }
@@ -60,6 +60,7 @@ export class AdamW implements Optimizer {
         weightDecay,
         c1,
         c2,
+        gradScale,
       });
     });
   }

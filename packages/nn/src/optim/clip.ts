@@ -1,19 +1,39 @@
 import { concat, matmul, scope, sizeOf, type Tensor } from '@loom/tensor';
 
 /**
- * Scales gradients so their global L2 norm is at most `maxNorm`. Returns the new gradients
- * and the norm before clipping (a scalar tensor, so reading it is the caller's choice).
+ * The global L2 norm of `grads` as a scalar tensor: each gradient's sum of squares as one dot product g·g (a
+ * matrix-vector pass, no squared copy), then one sum over all of them: 2 ops a gradient fewer than squaring,
+ * summing and adding scalar by scalar.
  */
-export function clipGradNorm(grads: readonly Tensor[], maxNorm: number): { grads: Tensor[]; norm: Tensor } {
-  if (grads.length === 0) throw new Error('clipGradNorm: expected at least one gradient, got none');
+export function gradNorm(grads: readonly Tensor[]): Tensor {
+  if (grads.length === 0) throw new Error('gradNorm: expected at least one gradient, got none');
   return scope(() => {
-    // Each gradient's sum of squares as one dot product g·g (a matrix-vector pass, no squared copy), then one
-    // sum over all of them: 2 ops a gradient fewer than squaring, summing and adding scalar by scalar.
     const squares = grads.map((g) => {
       const flat = g.reshape([1, sizeOf(g.shape)]); // [1, n]
       return matmul(flat, flat, { transB: true }).reshape([1]); // [1]
     });
-    const norm = concat(squares, 0).sum().sqrt();
+    return concat(squares, 0).sum().sqrt();
+  });
+}
+
+/**
+ * The factor that brings gradients of global norm `norm` to a norm of at most `maxNorm`:
+ * min(1, maxNorm / (norm + 1e-6)), as PyTorch's clip_grad_norm_. Pass it to `Optimizer.step` as its gradScale
+ * instead of scaling every gradient.
+ */
+export function clipFactor(norm: number, maxNorm: number): number {
+  return Math.min(1, maxNorm / (norm + 1e-6));
+}
+
+/**
+ * Scales gradients so their global L2 norm is at most `maxNorm`. Returns the new gradients
+ * and the norm before clipping (a scalar tensor, so reading it is the caller's choice). A training loop that reads
+ * the norm anyway saves a pass over every gradient with `gradNorm`, `clipFactor` and `Optimizer.step`'s gradScale.
+ */
+export function clipGradNorm(grads: readonly Tensor[], maxNorm: number): { grads: Tensor[]; norm: Tensor } {
+  if (grads.length === 0) throw new Error('clipGradNorm: expected at least one gradient, got none');
+  return scope(() => {
+    const norm = gradNorm(grads);
     const scale = norm.add(1e-6).pow(-1).mul(maxNorm).minimum(1);
     return { grads: grads.map((g) => g.mul(scale)), norm };
   });

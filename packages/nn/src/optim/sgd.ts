@@ -6,7 +6,7 @@ export interface SGDOptions {
   readonly weightDecay?: number;
 }
 
-/** SGD with momentum: b ← μb + g (+ wd·p), p ← p - lr·b. */
+/** SGD with momentum: b ← μb + g (+ wd·p), p ← p - lr·b, for g the gradient times the step's gradScale. */
 export class SGD implements Optimizer {
   readonly momentum: number;
   readonly weightDecay: number;
@@ -22,7 +22,7 @@ export class SGD implements Optimizer {
     return this.#step;
   }
 
-  step(params: readonly Tensor[], grads: readonly Tensor[], lr: number): void {
+  step(params: readonly Tensor[], grads: readonly Tensor[], lr: number, gradScale = 1): void {
     if (params.length !== grads.length) {
       throw new Error(`SGD.step: got ${params.length} parameters but ${grads.length} gradients`);
     }
@@ -31,7 +31,8 @@ export class SGD implements Optimizer {
     this.#step++;
     params.forEach((p, i) => {
       scope(() => {
-        const g = this.weightDecay > 0 ? grads[i].add(p.mul(this.weightDecay)) : grads[i];
+        const scaled = gradScale === 1 ? grads[i] : grads[i].mul(gradScale);
+        const g = this.weightDecay > 0 ? scaled.add(p.mul(this.weightDecay)) : scaled;
         const b = this.#buffers[i].mul(this.momentum).add(g);
         assign(this.#buffers[i], b);
         assign(p, p.sub(b.mul(lr)));

@@ -19,10 +19,15 @@ export interface AdamWSpec {
   readonly weightDecay: number;
   readonly c1: number;
   readonly c2: number;
+  /**
+   * The gradient's factor (1 when absent): the moments take gradScale · grad. A clip's factor goes here instead of
+   * into a scaled copy of every gradient.
+   */
+  readonly gradScale?: number;
 }
 
 /**
- * In place: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g²;
+ * In place, with g = gradScale · grad: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g²;
  * p = p (1 - lr wd) - lr (m / c1) / (sqrt(v / c2) + eps). Kernel: `adamw(param, grad, m, v, spec)`.
  */
 export const adamwOp = inPlaceOp({
@@ -30,8 +35,9 @@ export const adamwOp = inPlaceOp({
   inputs: ['param', 'grad', 'm', 'v'],
   composite: (param: Tensor, grad: Tensor, m: Tensor, v: Tensor, spec: AdamWSpec) => {
     scope(() => {
-      const m1 = add(mul(m, spec.beta1), mul(grad, 1 - spec.beta1));
-      const v1 = add(mul(v, spec.beta2), mul(mul(grad, grad), 1 - spec.beta2));
+      const scale = spec.gradScale ?? 1;
+      const m1 = add(mul(m, spec.beta1), mul(grad, (1 - spec.beta1) * scale));
+      const v1 = add(mul(v, spec.beta2), mul(mul(grad, grad), (1 - spec.beta2) * scale * scale));
       const update = div(mul(m1, spec.lr / spec.c1), add(sqrt(mul(v1, 1 / spec.c2)), spec.eps));
       const decayed = spec.weightDecay > 0 ? mul(param, 1 - spec.lr * spec.weightDecay) : param;
       assign(m, m1);
@@ -40,12 +46,31 @@ export const adamwOp = inPlaceOp({
     });
   },
   gradient: 'none',
-  cases: casesOver([[1], [257], [128, 512]], (shape) => ({
-    label: `${shapeLabel(shape)} (param, grad, m and v after one step)`,
-    inputs: [{ shape }, { shape }, { shape }, { shape, dist: { kind: 'positive' } }],
-    params: [{ lr: 0.01, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1, c1: 0.19, c2: 0.0199 }],
-    tol: ELEMENTWISE,
-  })),
+  cases: [
+    ...casesOver([[1], [257], [128, 512]], (shape) => ({
+      label: `${shapeLabel(shape)} (param, grad, m and v after one step)`,
+      inputs: [{ shape }, { shape }, { shape }, { shape, dist: { kind: 'positive' } }],
+      params: [{ lr: 0.01, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1, c1: 0.19, c2: 0.0199 }],
+      tol: ELEMENTWISE,
+    })),
+    ...casesOver([[257]], (shape) => ({
+      label: `${shapeLabel(shape)} with the gradient scaled by 0.3 (a clip's factor)`,
+      inputs: [{ shape }, { shape }, { shape }, { shape, dist: { kind: 'positive' } }],
+      params: [
+        {
+          lr: 0.01,
+          beta1: 0.9,
+          beta2: 0.99,
+          eps: 1e-8,
+          weightDecay: 0.1,
+          c1: 0.19,
+          c2: 0.0199,
+          gradScale: 0.3,
+        },
+      ],
+      tol: ELEMENTWISE,
+    })),
+  ],
 });
 
 /** One AdamW step of `param` in place, updating its moments `m` and `v` (all f32, one shape). */
