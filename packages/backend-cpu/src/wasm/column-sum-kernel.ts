@@ -1,26 +1,19 @@
-import { type Expr, op, shuffle32, simd, simdLoad, v128Zero } from './expr';
+import { op, shuffle32, simd, simdLoad, v128Zero } from './expr';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
-import { addWidened } from './widen';
+import { addWidened, pairwise } from './widen';
 
 const I = ValType.i32;
 /** Rows added to the accumulators per pass over the columns: the accumulators are loaded and stored once a block. */
 const ROW_BLOCK = 8;
-
-/** The f32 sum of rows [0, count) by halves: ((r0 + r1) + (r2 + r3)) + ... */
-function pairwise(count: number, row: (r: number) => Expr, from = 0): Expr {
-  if (count === 1) return row(from);
-  const half = count >> 1;
-  return simd('f32x4.add', pairwise(half, row, from), pairwise(count - half, row, from + half));
-}
 
 /**
  * out[j] = Σ_r x[r · stride + j] for j < cols: ROW_BLOCK rows at a time, four columns at a time, the block's rows
  * summed pairwise in f32 and the block sums added in order into float64 accumulators (two f64x2 per vector), which
  * are rounded to f32 once at the end. The accumulators live in `acc` between blocks ([12,64,512] summed over 768
  * rows, 2 threads, Node 26: 160 -> 122 us from the caches, 215-227 -> 123-147 us from memory, against one row a
- * pass). Widening each row instead (a shuffle and two conversions a vector, all on one port of x86 cores) took
- * [768,128] 21-22 -> 12-13 us from the caches, [768,512] 56-80 -> 40-43 (Node 20, one and two threads).
+ * pass). Against widening each row (`pairwise`), [768,128] 21-22 -> 12-13 us from the caches, [768,512] 56-80 ->
+ * 40-43 (Node 20, one and two threads).
  * Parameters: byte addresses of x, of the output and of a float64 scratch of `cols` values; the
  * number of rows, the number of columns summed (a multiple of 4) and the row stride of x in
  * elements.

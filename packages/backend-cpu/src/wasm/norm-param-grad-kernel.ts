@@ -33,13 +33,13 @@ export const NORM_PARAM_GRAD = kernel({
       f.if(
         centred,
         () => {
-          sums(r, [() => at(r, x)], [sum]);
+          sums(r, [(o) => at(r, x, o)], [sum]);
           f.set(mean, splat(op('f64.div', sum, r.d)));
-          sums(r, [() => squared(sub(at(r, x), mean))], [ss]);
+          sums(r, [(o) => squared(sub(at(r, x, o), mean))], [ss]);
         },
         () => {
           f.set(mean, v128Zero);
-          sums(r, [() => squared(at(r, x))], [ss]);
+          sums(r, [(o) => squared(at(r, x, o))], [ss]);
         },
       );
       f.set(inv, inverseRms(r, op('f64.div', ss, r.d)));
