@@ -185,6 +185,20 @@ const mutations = [
     groups: ['softmax'],
   },
   {
+    name: 'the row exp-sums (WebAssembly) step one row too short',
+    file: 'packages/backend-cpu/src/wasm/softmax-kernel.ts',
+    from: "f.set(x, op('i32.add', x, loops.rowBytes));",
+    to: "f.set(x, op('i32.add', x, op('i32.sub', loops.rowBytes, 4)));",
+    groups: ['softmaxCrossEntropy'],
+  },
+  {
+    name: "the cross-entropy's gradient forgets to subtract the target's one",
+    file: 'packages/backend-cpu/src/fused/cross-entropy.ts',
+    from: 'out[start + target] -= 1;',
+    to: 'out[start + target] -= 0;',
+    groups: ['softmaxCrossEntropyGrad'],
+  },
+  {
     name: "the matrix-vector product's later parts of W start k's scalar tail where the previous part left x (WebAssembly)",
     file: 'packages/backend-cpu/src/wasm/gemv-kernel.ts',
     from: 'f.set(xq, add(x, bytes(kVec)));',

@@ -24,6 +24,7 @@ import { sumColumnsInto } from './column-sum';
 import { adamwKernels } from './fused/adamw';
 import { attentionKernels } from './fused/attention';
 import { attentionGradKernels } from './fused/attention-grad';
+import { crossEntropyKernels } from './fused/cross-entropy';
 import type { CpuKernelContext } from './fused/kernel-context';
 import { normKernels } from './fused/norm';
 import { normParamGradKernels } from './fused/norm-param-grad';
@@ -85,6 +86,7 @@ export class CpuBackend implements Backend {
       ...normKernels(ctx),
       ...normParamGradKernels(ctx),
       ...softmaxKernels(ctx),
+      ...crossEntropyKernels(ctx),
       ...attentionKernels(ctx),
       ...attentionGradKernels(ctx),
       ...ropeKernels(ctx),

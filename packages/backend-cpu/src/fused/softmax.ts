@@ -34,38 +34,12 @@ export function softmaxGradKernel(y: FloatArray, g: FloatArray, cols: number, ou
 }
 
 /**
- * Mean of -log softmax(logits [N, V])[target] over rows whose target is not `ignoreIndex`; a
- * target outside [0, V) that is not ignored counts as a row with loss 0 (as the composite does).
- */
-export function crossEntropyKernel(
-  logits: FloatArray,
-  targets: Int32Array,
-  vocab: number,
-  ignoreIndex: number,
-): number {
-  let total = 0;
-  let count = 0;
-  for (let r = 0; r < targets.length; r++) {
-    const target = targets[r];
-    if (target === ignoreIndex) continue;
-    count++;
-    const o = r * vocab;
-    let max = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < vocab; i++) if (logits[o + i] > max) max = logits[o + i];
-    let sum = 0;
-    for (let i = 0; i < vocab; i++) sum += Math.exp(logits[o + i] - max);
-    if (target >= 0 && target < vocab) total += Math.log(sum) - (logits[o + target] - max);
-  }
-  return total / Math.max(count, 1);
-}
-
-/**
  * Softmax over the last axis and its backward (the WebAssembly row kernels where the rows live in the heap, else
- * `softmaxKernel` and `softmaxGradKernel`), log-softmax and the cross-entropy loss in JavaScript.
+ * `softmaxKernel` and `softmaxGradKernel`), log-softmax in JavaScript.
  */
 export function softmaxKernels(
   ctx: CpuKernelContext,
-): Pick<FusedKernels, 'softmax' | 'softmaxGrad' | 'logSoftmax' | 'softmaxCrossEntropy'> {
+): Pick<FusedKernels, 'softmax' | 'softmaxGrad' | 'logSoftmax'> {
   return {
     softmax: (x) =>
       ctx.out(sizeOf(x.shape), (o) => {
@@ -85,10 +59,6 @@ export function softmaxKernels(
       }),
     logSoftmax: (x) =>
       ctx.out(sizeOf(x.shape), (o) => softmaxKernel(ctx.f32(x), lastDim(x.shape), true, o.f32)),
-    softmaxCrossEntropy: (logits, targets, ignoreIndex) =>
-      ctx.out(1, (o) => {
-        o.f32[0] = crossEntropyKernel(ctx.f32(logits), ctx.get(targets).i32, logits.shape[1], ignoreIndex);
-      }),
   };
 }
 

@@ -19,7 +19,7 @@ import { Q4_0_DOT, Q8_0_DOT } from './quant-dot-kernel';
 import { QUANTIZE_X } from './quantize-x-kernel';
 import { ROPE } from './rope-kernel';
 import { ROW_SUM } from './row-sum-kernel';
-import { SOFTMAX, SOFTMAX_GRAD } from './softmax-kernel';
+import { ROW_EXP_SUM, SOFTMAX, SOFTMAX_GRAD } from './softmax-kernel';
 
 /**
  * Every kernel the module exports, each declared once in its own file. Adding a kernel is
@@ -35,6 +35,7 @@ export const KERNELS = [
   ...ACTIVATIONS,
   SOFTMAX,
   SOFTMAX_GRAD,
+  ROW_EXP_SUM,
   COLUMN_SUM,
   ROW_SUM,
   ARGMAX,

@@ -56,6 +56,16 @@ export class ReferenceBackend implements Backend {
           fused.softmaxCrossEntropy(this.#f(logits), this.#i(targets), logits.shape[1], ignoreIndex),
         ),
       ),
+    softmaxCrossEntropyGrad: (logits, targets, grad, ignoreIndex) =>
+      this.#f32Out(
+        fused.softmaxCrossEntropyGrad(
+          this.#f(logits),
+          this.#i(targets),
+          logits.shape[1],
+          this.#f(grad)[0],
+          ignoreIndex,
+        ),
+      ),
     geluGrad: (x, grad) => this.#f32Out(fused.geluGrad(this.#f(x), this.#f(grad))),
     swigluGrad: (gate, up, grad) => this.#f32Out(fused.swigluGrad(this.#f(gate), this.#f(up), this.#f(grad))),
     rmsnormGrad: (x, w, g, eps) => this.#f32Out(fused.rmsnormGrad(this.#f(x), this.#f(w), this.#f(g), eps)),

@@ -303,6 +303,31 @@ export function softmaxCrossEntropy(
   return count === 0 ? 0 : total / count;
 }
 
+/**
+ * The gradient of `softmaxCrossEntropy` for the gradient `grad` of the loss: on each row whose target is not
+ * `ignoreIndex`, (softmax of the row - 1 at its target, if in [0, vocab)) · grad / count (the rows counted, at
+ * least 1); 0 on the ignored rows.
+ */
+export function softmaxCrossEntropyGrad(
+  logits: Float64Array,
+  targets: Int32Array,
+  vocab: number,
+  grad: number,
+  ignoreIndex: number,
+): Float64Array {
+  const probabilities = softmax(logits, vocab);
+  const count = targets.filter((target) => target !== ignoreIndex).length;
+  const out = new Float64Array(logits.length);
+  targets.forEach((target, row) => {
+    if (target === ignoreIndex) return;
+    for (let i = 0; i < vocab; i++) {
+      const picked = i === target ? 1 : 0;
+      out[row * vocab + i] = ((probabilities[row * vocab + i] - picked) * grad) / Math.max(count, 1);
+    }
+  });
+  return out;
+}
+
 /** One AdamW step on f32 parameters (the gradient times gradScale), in place; every stored value rounds to float32. */
 export function adamw(
   p: Float64Array,

@@ -1,28 +1,16 @@
-import { arange, full } from '../creation';
+import { full } from '../creation';
 import { assertDType } from '../dtype';
-import { cast, compare, div, mul, ne, neg } from '../elementwise';
+import { div, mul, neg } from '../elementwise';
 import { sameBackend } from '../guards';
 import { sum } from '../reduce';
 import { scope } from '../scope';
 import { showShape } from '../shape';
 import type { Tensor } from '../tensor';
-import { casesOver, REDUCTION, shapeLabel } from './case';
+import { crossEntropyCases, oneHot, validRows } from './cross-entropy-targets';
 import { runFused } from './dispatch';
 import { logSoftmaxAlong } from './log-softmax';
 import { fusedOp } from './op';
-import { softmax } from './softmax';
-
-/** f32 [N, V] with 1 at each row's target and 0 elsewhere (all 0 for a target outside [0, V)). */
-function oneHot(targets: Tensor, v: number): Tensor {
-  const n = targets.shape[0];
-  const vocab = arange(v, 0, 1, { backend: targets.backend, dtype: 'i32' }).reshape([1, v]); // [1, V]
-  return cast(compare('eq', vocab, targets.reshape([n, 1])), 'f32'); // [N, V]
-}
-
-/** f32 [N], 1 for the rows whose target is not `ignoreIndex`. */
-function validRows(targets: Tensor, ignoreIndex: number): Tensor {
-  return cast(ne(targets, ignoreIndex), 'f32'); // [N]
-}
+import { softmaxCrossEntropyGradOp } from './softmax-cross-entropy-grad';
 
 /**
  * Mean over rows whose target is not `ignoreIndex` of -log softmax(logits [N, V])[target];
@@ -39,38 +27,14 @@ export const softmaxCrossEntropyOp = fusedOp({
       const count = full([], 1, { backend: logits.backend }).maximum(sum(valid));
       return neg(div(sum(mul(picked, valid)), count));
     }),
-  /** d logits = g (softmax(logits) - onehot(target)) / count on rows that are not ignored. */
+  /** d logits: one `softmaxCrossEntropyGrad`. */
   gradient: {
-    backward: ({ inputs: [logits, targets], params: [ignoreIndex], grad: g }) => {
-      const [n, v] = logits.shape;
-      const valid = validRows(targets, ignoreIndex).reshape([n, 1]); // [N, 1]
-      const count = sum(valid).maximum(1);
-      const probs = softmax(logits); // [N, V]
-      return [probs.sub(oneHot(targets, v)).mul(valid).mul(g.div(count)), undefined];
-    },
-  },
-  cases: casesOver(
-    [
-      { n: 1, v: 1, ignore: -100, outOfRange: false },
-      { n: 5, v: 7, ignore: -100, outOfRange: false },
-      { n: 12, v: 65, ignore: 3, outOfRange: false },
-      { n: 64, v: 512, ignore: -1, outOfRange: false },
-      { n: 4, v: 32_000, ignore: -100, outOfRange: false },
-      { n: 9, v: 5, ignore: -100, outOfRange: true },
+    backward: ({ inputs: [logits, targets], params: [ignoreIndex], grad }) => [
+      runFused(softmaxCrossEntropyGradOp, [logits, targets, grad], [ignoreIndex]),
+      undefined,
     ],
-    ({ n, v, ignore, outOfRange }) => ({
-      label: `${shapeLabel([n, v])} ignoring ${ignore}${outOfRange ? ' with out-of-range targets' : ''}`,
-      inputs: [
-        { shape: [n, v], dist: { kind: 'normal', scale: 3 } },
-        {
-          shape: [n],
-          dist: { kind: 'ints', low: ignore === -1 || outOfRange ? -1 : 0, high: outOfRange ? v : v - 1 },
-        },
-      ],
-      params: [ignore],
-      tol: REDUCTION,
-    }),
-  ),
+  },
+  cases: crossEntropyCases([]),
 });
 
 /**

@@ -20,6 +20,7 @@ import { selectiveScanGradOp } from './selective-scan-grad';
 import { softcapOp } from './softcap';
 import { softmaxOp } from './softmax';
 import { softmaxCrossEntropyOp } from './softmax-cross-entropy';
+import { softmaxCrossEntropyGradOp } from './softmax-cross-entropy-grad';
 import { softmaxGradOp } from './softmax-grad';
 import { squaredReluOp } from './squared-relu';
 import { swigluOp } from './swiglu';
@@ -82,6 +83,7 @@ export const fusedOps = opTable({
   softmax: softmaxOp,
   logSoftmax: logSoftmaxOp,
   softmaxCrossEntropy: softmaxCrossEntropyOp,
+  softmaxCrossEntropyGrad: softmaxCrossEntropyGradOp,
   softmaxGrad: softmaxGradOp,
   geluGrad: geluGradOp,
   swigluGrad: swigluGradOp,
