@@ -10,7 +10,8 @@ import type { GpuRuntime } from './runtime';
 
 /**
  * The fused kernels this backend has, each a single WGSL kernel (cross-entropy: two), joined
- * from the kernel families' slices; the norm backward passes, the SwiGLU block and AdamW run as composites.
+ * from the kernel families' slices; the norm backward passes, the SwiGLU block, AdamW and the cross-entropy's
+ * gradient run as composites.
  */
 export function fusedKernels(rt: GpuRuntime): Partial<FusedKernels> {
   return {
