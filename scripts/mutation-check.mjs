@@ -143,10 +143,17 @@ const mutations = [
     groups: ['attentionGrad'],
   },
   {
+    name: "attention's backward (WebAssembly) adds a block's odd last row to dq twice",
+    file: 'packages/backend-cpu/src/wasm/attention-rows-kernel.ts',
+    from: "f.if(op('i32.lt_s', row, row2), () => store(vectors, oi2, inverse));",
+    to: 'store(vectors, oi2, inverse);',
+    groups: ['attentionGrad'],
+  },
+  {
     name: "attention's backward (JavaScript) weighs dv by ds instead of p",
     file: 'packages/backend-cpu/src/fused/attention-grad.ts',
-    from: 'out[nq + nkv + kv + d] += p[j] * grad[qo + d];',
-    to: 'out[nq + nkv + kv + d] += ds[j] * grad[qo + d];',
+    from: 'dv[kv + d] += p[j] * grad[qo + d];',
+    to: 'dv[kv + d] += ds[j] * grad[qo + d];',
     groups: ['attentionGrad'],
   },
   {

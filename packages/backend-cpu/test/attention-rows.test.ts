@@ -82,21 +82,28 @@ const CASES: Case[] = [
   },
 ];
 
-/** The rows kernel's output for `pass` on `threads` threads, and the JavaScript kernel's. */
+/**
+ * The rows kernel's output for `pass` on `threads` threads, and the JavaScript kernel's (the backward's dq, dk and dv
+ * one after another): the forward's output first filled with NaN (it must write everything), the backward's with
+ * 0.25 (it adds to them).
+ */
 function run(c: Case, pass: RowsPass, threads: number): { got: Float32Array; want: Float32Array } {
   const [qn, kn] = [c.q, c.k].map((s) => s.reduce((a, b) => a * b, 1));
   const [q, k, v, g] = [filled(qn, 1), filled(kn, 2), filled(kn, 3), filled(qn, 4)];
-  const n = pass === 'forward' ? qn : qn + 2 * kn;
-  const out = new CpuStorage('f32', n);
-  out.f32.fill(Number.NaN);
+  const sizes = pass === 'forward' ? [qn] : [qn, kn, kn];
+  const outs = sizes.map((n) => new CpuStorage('f32', n));
+  const start = pass === 'forward' ? Number.NaN : 0.25;
+  for (const o of outs) o.f32.fill(start);
   const inputs = pass === 'forward' ? [q, k, v] : [q, k, v, g];
-  expect(attentionRowsInto(cpuKernelSettings({ threads }), pass, inputs, c.q, c.k, c.spec, out)).toBe(true);
-  const want = new Float32Array(n);
-  if (pass === 'forward') attentionKernel(q.f32, c.q, k.f32, v.f32, c.k, c.spec, want);
-  else attentionGradKernel(q.f32, c.q, k.f32, v.f32, c.k, g.f32, c.spec, want);
-  const got = Float32Array.from(out.f32);
-  for (const s of [q, k, v, g, out]) s.free();
-  return { got, want };
+  expect(attentionRowsInto(cpuKernelSettings({ threads }), pass, inputs, c.q, c.k, c.spec, outs)).toBe(true);
+  const wants = sizes.map((n) => new Float32Array(n).fill(start));
+  if (pass === 'forward') attentionKernel(q.f32, c.q, k.f32, v.f32, c.k, c.spec, wants[0]);
+  else attentionGradKernel(q.f32, c.q, k.f32, v.f32, c.k, g.f32, c.spec, [wants[0], wants[1], wants[2]]);
+  const joined = (parts: readonly ArrayLike<number>[]) =>
+    Float32Array.from(parts.flatMap((p) => Array.from(p)));
+  const got = joined(outs.map((o) => o.f32));
+  for (const s of [q, k, v, g, ...outs]) s.free();
+  return { got, want: joined(wants) };
 }
 
 describe.skipIf(!wasmForTests())(
@@ -125,7 +132,7 @@ describe.skipIf(!wasmForTests())(
       const out = new CpuStorage('f32', 12);
       const settings = cpuKernelSettings({ threads: 1 });
       expect(
-        attentionRowsInto(settings, 'forward', [q, k, v], [1, 2, 2, 3], [1, 2, 2, 3], spec(CAUSAL, 0), out),
+        attentionRowsInto(settings, 'forward', [q, k, v], [1, 2, 2, 3], [1, 2, 2, 3], spec(CAUSAL, 0), [out]),
       ).toBe(false);
       expect(Array.from(out.values)).toEqual(new Array(12).fill(0));
       for (const s of [q, k, v, out]) s.free();

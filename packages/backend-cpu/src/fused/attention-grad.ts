@@ -1,4 +1,4 @@
-import { type AttentionSpec, type FusedKernels, type Shape, sizeOf, visibleKeys } from '@loom/tensor';
+import { type AttentionSpec, type FusedKernels, type Shape, visibleKeys } from '@loom/tensor';
 import type { FloatArray } from '../precision';
 import { dot, visibleWeights } from './attention';
 import { attentionRowsInto } from './attention-rows';
@@ -14,7 +14,7 @@ function sizesOf(qShape: Shape, kShape: Shape) {
 /**
  * The gradients of attention in JavaScript (float64 sums): for each query (b, t) and head, its weights p from the
  * scores over the visible keys, dp_j = grad · v_j, ds_j = scale p_j (dp_j - Σ p dp), then dq = Σ ds_j k_j,
- * dk_j += ds_j q and dv_j += p_j grad. `out` holds dq, dk, dv one after another (`attentionGrad`'s layout).
+ * dk_j += ds_j q and dv_j += p_j grad, added to dq (shaped like q), dk and dv (like k).
  */
 export function attentionGradKernel(
   q: FloatArray,
@@ -24,12 +24,9 @@ export function attentionGradKernel(
   kShape: Shape,
   grad: FloatArray,
   spec: AttentionSpec,
-  out: FloatArray,
+  [dq, dk, dv]: readonly [FloatArray, FloatArray, FloatArray],
 ): void {
   const { b, t, h, hd, s, hkv, group } = sizesOf(qShape, kShape);
-  const nq = sizeOf(qShape);
-  const nkv = sizeOf(kShape);
-  out.fill(0);
   const rowStride = hkv * hd;
   const p = new Float64Array(s);
   const ds = new Float64Array(s);
@@ -50,9 +47,9 @@ export function attentionGradKernel(
           ds[j] = spec.scale * p[j] * (ds[j] - weighted);
           const kv = kvBase + j * rowStride;
           for (let d = 0; d < hd; d++) {
-            out[qo + d] += ds[j] * k[kv + d];
-            out[nq + kv + d] += ds[j] * q[qo + d];
-            out[nq + nkv + kv + d] += p[j] * grad[qo + d];
+            dq[qo + d] += ds[j] * k[kv + d];
+            dk[kv + d] += ds[j] * q[qo + d];
+            dv[kv + d] += p[j] * grad[qo + d];
           }
         }
       }
@@ -63,13 +60,13 @@ export function attentionGradKernel(
 /** attentionGrad: the WebAssembly kernel where it runs, `attentionGradKernel` elsewhere. */
 export function attentionGradKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'attentionGrad'> {
   return {
-    attentionGrad: (q, k, v, grad, spec: AttentionSpec) =>
-      ctx.out(sizeOf(q.shape) + 2 * sizeOf(k.shape), (o) => {
-        const storages = [q, k, v, grad].map((x) => ctx.get(x));
-        if (!attentionRowsInto(ctx.settings, 'backward', storages, q.shape, k.shape, spec, o)) {
-          const [qs, ks, vs, gs] = storages;
-          attentionGradKernel(qs.f32, q.shape, ks.f32, vs.f32, k.shape, gs.f32, spec, o.f32);
-        }
-      }),
+    attentionGrad: (q, k, v, grad, dq, dk, dv, spec: AttentionSpec) => {
+      const [qs, ks, vs, gs] = [q, k, v, grad].map((x) => ctx.get(x));
+      const outs = [dq, dk, dv].map((x) => ctx.get(x));
+      if (!attentionRowsInto(ctx.settings, 'backward', [qs, ks, vs, gs], q.shape, k.shape, spec, outs)) {
+        const [dqs, dks, dvs] = outs.map((o) => o.f32);
+        attentionGradKernel(qs.f32, q.shape, ks.f32, vs.f32, k.shape, gs.f32, spec, [dqs, dks, dvs]);
+      }
+    },
   };
 }

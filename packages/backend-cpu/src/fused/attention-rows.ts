@@ -38,10 +38,9 @@ export type RowsPass = 'forward' | 'backward';
 
 /**
  * Attention (`attend_rows_f32`) or its gradients (`attend_grad_f32`) query by query, the (batch row, kv head) pairs
- * split across threads; for the backward, out holds dq, dk, dv one after another (`attentionGrad`'s layout) and
- * dk, dv are zeroed first (the kernel adds to them). `storages` are q, k, v (and grad). Returns false, computing
- * nothing, when the kernels cannot run: off, an operand outside the heap, hd not a multiple of 4, or a query's rows
- * of keys beyond the thread's work area.
+ * split across threads; `storages` are q, k, v (and grad), `outs` the output (for the backward dq, dk and dv, which
+ * it adds to). Returns false, computing nothing, when the kernels cannot run: off, an operand outside the heap, hd
+ * not a multiple of 4, or a query's rows of keys beyond the thread's work area.
  */
 export function attentionRowsInto(
   settings: CpuKernelSettings,
@@ -50,13 +49,13 @@ export function attentionRowsInto(
   qShape: Shape,
   kShape: Shape,
   spec: AttentionSpec,
-  out: CpuStorage,
+  outs: readonly CpuStorage[],
 ): boolean {
   const [b, t, h, hd] = qShape;
   const [, s, hkv] = kShape;
   // A row of each of the kernels' two block matrices (they hold as many rows as fit, up to KEY_MAJOR_ROWS).
   const workBytes = 2 * blockRowBytes(s);
-  const heap = onHeap(settings, [...storages, out]);
+  const heap = onHeap(settings, [...storages, ...outs]);
   if (!heap || hd % 4 !== 0 || hd === 0 || workBytes > GEMM_WORK_BYTES) return false;
   const ranges = new CpuStorage('i32', Math.max(1, 2 * b * t), false);
   try {
@@ -71,12 +70,7 @@ export function attentionRowsInto(
         visible += Math.max(0, end - start);
       }
     }
-    const [q, k, v, ...rest] = heap.addresses;
-    const nq = sizeOf(qShape);
-    const nkv = sizeOf(kShape);
-    const targets =
-      pass === 'forward' ? rest : [rest[0], rest[1], rest[1] + 4 * nq, rest[1] + 4 * (nq + nkv)];
-    if (pass === 'backward') out.f32.fill(0, nq);
+    const [q, k, v, ...targets] = heap.addresses;
     const pairs = b * hkv;
     const kernel = pass === 'forward' ? 'attend_rows_f32' : 'attend_grad_f32';
     // Two products of hd per visible key and query head, five for the backward.

@@ -110,7 +110,7 @@ export function attentionKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'att
         const [qs, ks, vs] = [ctx.get(q), ctx.get(k), ctx.get(v)];
         if (
           !decodeAttentionInto(ctx.settings, qs, q.shape, ks, vs, k.shape, spec, o) &&
-          !attentionRowsInto(ctx.settings, 'forward', [qs, ks, vs], q.shape, k.shape, spec, o)
+          !attentionRowsInto(ctx.settings, 'forward', [qs, ks, vs], q.shape, k.shape, spec, [o])
         ) {
           attentionKernel(qs.f32, q.shape, ks.f32, vs.f32, k.shape, spec, o.f32);
         }

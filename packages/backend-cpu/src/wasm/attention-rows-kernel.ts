@@ -101,9 +101,9 @@ interface DotRow {
  *    into one vector a row; the rows padded to whole vectors;
  * 2. per row, the numerators e_j = e^(s_j - max) and 1 / Σ e (the backward: ds_j = scale p_j (dp_j - D) with
  *    p_j = e_j / Σ e and D = Σ p_j dp_j, softmax's backward with attention's scale folded in, and p_j kept);
- * 3. out = Σ_j e_j v_j / Σ e (the backward: dq = Σ_j ds_j k_j), each vector of v (of k) loaded once for both rows;
+ * 3. out = Σ_j e_j v_j / Σ e (the backward: dq += Σ_j ds_j k_j), each vector of v (of k) loaded once for both rows;
  * 4. the backward, once a block: dk_j += Σ_i ds_ij q_i, then dv_j += Σ_i p_ij grad_i over the block's rows i, two
- *    keys at a time in registers (dk and dv zeroed by the caller; a pair adds to its own kv head only, so pairs may
+ *    keys at a time in registers (added to dk and dv as to dq; a pair adds to its own kv head only, so pairs may
  *    run at once). A query at a time, each dk and dv row was read and written once a query.
  * One thread, q, k, v [12, 64, 4, 32], against a query at a time (each over its own keys, dk and dv added per query):
  * forward 674-718 -> 561-573 us, backward 1604-1696 -> 1160-1175 (inputs in the caches, medians of 200 calls).
@@ -295,10 +295,19 @@ function emitRows(
         }
         f.set(kj, add(kj, c.kvRowBytes));
       });
-      for (let u = 0; u < vectors; u++) {
-        f.storeV128(add(oi, d), g ? acc[u] : mul(acc[u], inverse2), 16 * u);
-        f.storeV128(add(oi2, d), g ? acc[vectors + u] : mul(acc[vectors + u], inverse), 16 * u);
-      }
+      const store = (n: number, out: Local, inv: Local) => {
+        for (let u = 0; u < vectors; u++) {
+          const at = 16 * u;
+          // The backward adds to dq.
+          const sum = g
+            ? simd('f32x4.add', simdLoad('v128.load', add(out, d), at), acc[n + u])
+            : mul(acc[n + u], inv);
+          f.storeV128(add(out, d), sum, at);
+        }
+      };
+      store(0, oi, inverse2);
+      // The pair's second row, unless it is the first again (an odd end of the block).
+      f.if(op('i32.lt_s', row, row2), () => store(vectors, oi2, inverse));
     });
   };
 
@@ -464,7 +473,7 @@ export const ATTEND_ROWS = kernel({
 
 /**
  * `attend_grad_f32`: the gradients of attention for the gradient `grad` of its output (shaped like q), into dq
- * (like q), dk and dv (like k; zeroed by the caller) for the pairs [p0, p1) (`emitRows`; the rows [t0, t1) of a
+ * (like q), dk and dv (like k), which it adds to, for the pairs [p0, p1) (`emitRows`; the rows [t0, t1) of a
  * pair add to the same dk and dv, so one call takes all of them). Parameters as `attend_rows_f32`'s with grad, dq,
  * dk and dv in place of out.
  */

@@ -43,10 +43,22 @@ export class ReferenceBackend implements Backend {
     rope: (x, offsets, freqs, scale) => this.#f32Out(fused.rope(this.#f(x), x.shape, offsets, freqs, scale)),
     attention: (q, k, v, spec: AttentionSpec) =>
       this.#f32Out(fused.attention(this.#f(q), q.shape, this.#f(k), this.#f(v), k.shape, spec)),
-    attentionGrad: (q, k, v, g, spec: AttentionSpec) =>
-      this.#f32Out(
-        fused.attentionGrad(this.#f(q), q.shape, this.#f(k), this.#f(v), k.shape, this.#f(g), spec),
-      ),
+    attentionGrad: (q, k, v, g, dq, dk, dv, spec: AttentionSpec) => {
+      const grads = fused.attentionGrad(
+        this.#f(q),
+        q.shape,
+        this.#f(k),
+        this.#f(v),
+        k.shape,
+        this.#f(g),
+        spec,
+      );
+      let at = 0;
+      for (const out of [dq, dk, dv].map((x) => this.#f(x))) {
+        for (let i = 0; i < out.length; i++) out[i] = Math.fround(out[i] + grads[at + i]);
+        at += out.length;
+      }
+    },
     swiglu: (gate, up) => this.#f32Out(fused.swiglu(this.#f(gate), this.#f(up))),
     softmax: (x) => this.#f32Out(fused.softmax(this.#f(x), x.shape[x.shape.length - 1] ?? 1)),
     logSoftmax: (x) => this.#f32Out(fused.logSoftmax(this.#f(x), x.shape[x.shape.length - 1] ?? 1)),

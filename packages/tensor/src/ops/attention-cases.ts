@@ -164,8 +164,8 @@ const SHAPES: readonly [AttentionCase, ...AttentionCase[]] = [
 ];
 
 /**
- * The conformance cases of `attention` (q, k, v) and, with `gradInput`, of `attentionGrad` (q, k, v and the
- * gradient of the output, shaped like q).
+ * The conformance cases of `attention` (q, k, v) and, with `gradInput`, of `attentionGrad` (q, k, v, the gradient
+ * of the output shaped like q, then dq, dk and dv, which it overwrites).
  */
 export function attentionCases(gradInput: boolean): FusedCases<[AttentionSpec]> {
   return casesOver(
@@ -175,7 +175,7 @@ export function attentionCases(gradInput: boolean): FusedCases<[AttentionSpec]> 
       const kv: InputSpec = { shape: [b, s, hkv, hd] };
       return {
         label: `${label}: q ${shapeLabel([b, t, h, hd])}, kv ${shapeLabel([b, s, hkv, hd])}`,
-        inputs: gradInput ? [q, kv, kv, q] : [q, kv, kv],
+        inputs: gradInput ? [q, kv, kv, q, q, kv, kv] : [q, kv, kv],
         params: [{ mask, offset, window, keyLengths, scale: 1 / Math.sqrt(hd) }],
         tol: REDUCTION,
       };

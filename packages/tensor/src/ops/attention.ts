@@ -1,13 +1,13 @@
+import { zeros } from '../creation';
 import { matmul } from '../matmul';
 import { scope } from '../scope';
-import { sizeOf } from '../shape';
 import type { Tensor } from '../tensor';
 import { attentionCases } from './attention-cases';
 import { attentionGradOp } from './attention-grad';
 import type { AttentionSpec } from './attention-mask';
 import { type AttentionOptions, attentionSpec } from './attention-options';
 import { attentionWeights, fromGroups } from './attention-weights';
-import { runFused } from './dispatch';
+import { runFused, runFusedInPlace } from './dispatch';
 import { fusedOp } from './op';
 
 /** q [B, T, H, hd], k and v [B, S, Hkv, hd] -> [B, T, H, hd]: the weights' composite, then P v by kv head. */
@@ -32,12 +32,10 @@ export const attentionOp = fusedOp({
   gradient: {
     backward: ({ inputs: [q, k, v], params: [spec], grad, needs }) =>
       scope(() => {
-        // [dq, dk, dv] flattened one after another.
-        const packed = runFused(attentionGradOp, [q, k, v, grad], [spec]);
-        const [nq, nkv] = [sizeOf(q.shape), sizeOf(k.shape)];
-        const part = (i: number, start: number, n: number, shape: readonly number[]) =>
-          needs[i] ? packed.slice([start], [n]).reshape(shape) : undefined;
-        return [part(0, 0, nq, q.shape), part(1, nq, nkv, k.shape), part(2, nq + nkv, nkv, v.shape)];
+        const backend = { backend: q.backend };
+        const grads = [zeros(q.shape, backend), zeros(k.shape, backend), zeros(v.shape, backend)] as const;
+        runFusedInPlace(attentionGradOp, [q, k, v, grad, ...grads], [spec]);
+        return grads.map((g, i) => (needs[i] ? g : undefined));
       }),
   },
   cases: attentionCases(false),

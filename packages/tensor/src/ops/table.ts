@@ -33,6 +33,7 @@ import { writeRowsOp } from './write-rows';
 export type { AdamWSpec } from './adamw';
 export { adamw } from './adamw';
 export { attention } from './attention';
+export type { AttentionGrads } from './attention-grad';
 export { attentionGrad } from './attention-grad';
 export type { AttentionOptions } from './attention-options';
 export { geglu } from './geglu';
