@@ -7,7 +7,7 @@ import type { KernelArgs } from '../wasm/kernels';
 import type { CpuKernelSettings } from '../wasm/settings';
 import { ROW_EXP_SUM_KERNEL, SOFTMAX_KERNEL } from '../wasm/softmax-kernel';
 import type { CpuKernelContext } from './kernel-context';
-import { softmaxKernel } from './softmax';
+import { rowExpSum, softmaxKernel } from './softmax';
 
 /** Estimated cost of one logit of the row exp-sums, in microseconds (an exp and a few adds). */
 const MICROS_PER_LOGIT = 0.002;
@@ -50,13 +50,8 @@ function logSumExps(
   } finally {
     parts.free();
   }
-  const x = logits.f32;
   for (let r = 0; r < rows; r++) {
-    const o = r * cols;
-    let max = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < cols; i++) if (x[o + i] > max) max = x[o + i];
-    let sum = 0;
-    for (let i = 0; i < cols; i++) sum += Math.exp(x[o + i] - max);
+    const { max, sum } = rowExpSum(logits.f32, r * cols, cols);
     out[r] = max + Math.log(sum);
   }
   return out;

@@ -4,15 +4,25 @@ import { runRowKernel } from '../vectorised';
 import { SOFTMAX_GRAD_KERNEL, SOFTMAX_KERNEL } from '../wasm/softmax-kernel';
 import type { CpuKernelContext } from './kernel-context';
 
+/** The maximum of the `cols` values of x from `o` on, and Σ e^(x - max) over them. */
+export function rowExpSum(
+  x: FloatArray,
+  o: number,
+  cols: number,
+): { readonly max: number; readonly sum: number } {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < cols; i++) if (x[o + i] > max) max = x[o + i];
+  let sum = 0;
+  for (let i = 0; i < cols; i++) sum += Math.exp(x[o + i] - max);
+  return { max, sum };
+}
+
 /** Softmax (or log-softmax) over rows of length `cols`, shifted by the row maximum. */
 export function softmaxKernel(x: FloatArray, cols: number, log: boolean, out: FloatArray): void {
   const rows = cols === 0 ? 0 : x.length / cols;
   for (let r = 0; r < rows; r++) {
     const o = r * cols;
-    let max = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < cols; i++) if (x[o + i] > max) max = x[o + i];
-    let sum = 0;
-    for (let i = 0; i < cols; i++) sum += Math.exp(x[o + i] - max);
+    const { max, sum } = rowExpSum(x, o, cols);
     if (log) {
       const lse = Math.log(sum);
       for (let i = 0; i < cols; i++) out[o + i] = x[o + i] - max - lse;
