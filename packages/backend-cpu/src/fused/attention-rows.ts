@@ -1,4 +1,4 @@
-import { type AttentionSpec, type Shape, sizeOf, visibleKeys } from '@loom/tensor';
+import { type AttentionSpec, type Shape, visibleKeys } from '@loom/tensor';
 import { CpuStorage } from '../storage';
 import { forkJoin } from '../threads/fork-join';
 import { onHeap } from '../vectorised';
@@ -53,7 +53,7 @@ export function attentionRowsInto(
 ): boolean {
   const [b, t, h, hd] = qShape;
   const [, s, hkv] = kShape;
-  // A row of each of the kernels' two block matrices (they hold as many rows as fit, up to KEY_MAJOR_ROWS).
+  // A row of each of the kernels' two block matrices (they hold as many rows as fit, up to BLOCK_ROWS).
   const workBytes = 2 * blockRowBytes(s);
   const heap = onHeap(settings, [...storages, ...outs]);
   if (!heap || hd % 4 !== 0 || hd === 0 || workBytes > GEMM_WORK_BYTES) return false;

@@ -34,9 +34,9 @@ const { add, sub: isub, mul: imul, min: imin, bytes } = scalar;
  * keys under a causal mask. Backward, one thread, [12, 64, 4, 32]: 8 rows 1167-1173 us, 4 1195-1204, 16 1232-1234,
  * 32 1433-1454.
  */
-export const KEY_MAJOR_ROWS = 8;
+const BLOCK_ROWS = 8;
 
-/** The bytes of one row of a backward block's matrices for S keys: S values, a vector of padding and one of slack. */
+/** The bytes of one row of a block's matrices for S keys: S values, a vector of padding and one of slack. */
 export function blockRowBytes(s: number): number {
   return ((4 * s + 15) & -16) + 32;
 }
@@ -91,7 +91,7 @@ interface DotRow {
 /**
  * The body of `attend_rows_f32` (`out` given) and `attend_grad_f32` (`gradients` given): for the (batch row, kv head)
  * pairs [p0, p1) (pair p is batch row p / Hkv, kv head p mod Hkv), each of the `group` query heads that share the
- * kv head, the query rows [t0, t1) in blocks of up to KEY_MAJOR_ROWS, each row t with its visible keys [start, end)
+ * kv head, the query rows [t0, t1) in blocks of up to BLOCK_ROWS, each row t with its visible keys [start, end)
  * from `ranges` (an i32 pair per query, T per batch row). Every row of a block runs over the keys any of them sees,
  * [u0, u1), hiding the others by a mask (score -Infinity, weight exactly 0), so that each row's loops run the same
  * number of times (a loop whose count changes from row to row mispredicts its exit). Two rows at a time, in the
@@ -123,7 +123,7 @@ function emitRows(
   const acc = f.locals(V, 2 * LANES);
   const [a, b, m, e, z, kk, inverse] = f.locals(V, 7);
   const [max, total] = f.locals(F, 2);
-  // The backward's blocks of query rows.
+  // The blocks of query rows.
   const [
     blockRow,
     blockLast,
@@ -140,7 +140,7 @@ function emitRows(
     fp,
     sp,
   ] = f.locals(I, 14);
-  // The second row of a backward pair.
+  // The second row of a pair.
   const [rowFirst, rowEnd, row2, first2, end2, qi2, gi2, oi2, slot2, qp2] = f.locals(I, 10);
   const [s0, s1, x, keyIndex, firstKeys, endKeys, firstKeys2, endKeys2, m2, inverse2] = f.locals(V, 10);
   const max2 = f.local(F);
@@ -265,12 +265,12 @@ function emitRows(
     });
   };
 
-  // The block matrices: rows of blockRowBytes(S), as many as KEY_MAJOR_ROWS and the work area allow.
+  // The block matrices: rows of blockRowBytes(S), as many as BLOCK_ROWS and the work area allow.
   f.set(
     slotBytes,
     add(op('i32.and', add(bytes(op('i32.div_u', c.kvBatchBytes, c.kvRowBytes)), 15), -16), 32),
   );
-  f.set(blockRows, imin(KEY_MAJOR_ROWS, op('i32.div_u', GEMM_WORK_BYTES / 2, slotBytes)));
+  f.set(blockRows, imin(BLOCK_ROWS, op('i32.div_u', GEMM_WORK_BYTES / 2, slotBytes)));
   f.set(matrixBytes, imul(blockRows, slotBytes));
 
   /**
