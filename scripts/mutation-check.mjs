@@ -26,8 +26,8 @@ const mutations = [
   {
     name: 'softmax reads the next row',
     file: 'packages/backend-cpu/src/fused/softmax.ts',
-    from: '    const o = r * cols;\n    let max',
-    to: '    const o = Math.min(r + 1, rows - 1) * cols;\n    let max',
+    from: '    const o = r * cols;\n    const { max, sum }',
+    to: '    const o = Math.min(r + 1, rows - 1) * cols;\n    const { max, sum }',
     groups: ['softmax', 'logSoftmax'],
   },
   {
