@@ -62,8 +62,25 @@ export interface AttentionGrads {
 }
 
 /**
+ * dq, dk and dv of attention with `spec` for the gradient `grad` of its output: zeros shaped like q, k and v, which
+ * `attentionGradOp` adds to (attention's backward rule, and `attentionGrad` once it has checked its inputs).
+ */
+export function attentionGradsOf(
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  grad: Tensor,
+  spec: AttentionSpec,
+): AttentionGrads {
+  const backend = { backend: q.backend };
+  const grads = { dq: zeros(q.shape, backend), dk: zeros(k.shape, backend), dv: zeros(v.shape, backend) };
+  runFusedInPlace(attentionGradOp, [q, k, v, grad, grads.dq, grads.dk, grads.dv], [spec]);
+  return grads;
+}
+
+/**
  * The gradients of `attention(q, k, v, options)` for the gradient `grad` of its output: dq shaped like q, dk and dv
- * like k. Autograd calls it through attention's rule.
+ * like k.
  */
 export function attentionGrad(
   q: Tensor,
@@ -78,8 +95,5 @@ export function attentionGrad(
       `attentionGrad: expected grad, the gradient of attention's output, as an f32 tensor shaped like q ${showShape(q.shape)} on q's backend; got ${grad.dtype} ${showShape(grad.shape)}`,
     );
   }
-  const backend = { backend: q.backend };
-  const grads = { dq: zeros(q.shape, backend), dk: zeros(k.shape, backend), dv: zeros(k.shape, backend) };
-  runFusedInPlace(attentionGradOp, [q, k, v, grad, grads.dq, grads.dk, grads.dv], [spec]);
-  return grads;
+  return attentionGradsOf(q, k, v, grad, spec);
 }

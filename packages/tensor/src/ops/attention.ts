@@ -1,13 +1,12 @@
-import { zeros } from '../creation';
 import { matmul } from '../matmul';
 import { scope } from '../scope';
 import type { Tensor } from '../tensor';
 import { attentionCases } from './attention-cases';
-import { attentionGradOp } from './attention-grad';
+import { attentionGradsOf } from './attention-grad';
 import type { AttentionSpec } from './attention-mask';
 import { type AttentionOptions, attentionSpec } from './attention-options';
 import { attentionWeights, fromGroups } from './attention-weights';
-import { runFused, runFusedInPlace } from './dispatch';
+import { runFused } from './dispatch';
 import { fusedOp } from './op';
 
 /** q [B, T, H, hd], k and v [B, S, Hkv, hd] -> [B, T, H, hd]: the weights' composite, then P v by kv head. */
@@ -32,10 +31,8 @@ export const attentionOp = fusedOp({
   gradient: {
     backward: ({ inputs: [q, k, v], params: [spec], grad, needs }) =>
       scope(() => {
-        const backend = { backend: q.backend };
-        const grads = [zeros(q.shape, backend), zeros(k.shape, backend), zeros(v.shape, backend)] as const;
-        runFusedInPlace(attentionGradOp, [q, k, v, grad, ...grads], [spec]);
-        return grads.map((g, i) => (needs[i] ? g : undefined));
+        const { dq, dk, dv } = attentionGradsOf(q, k, v, grad, spec);
+        return [dq, dk, dv].map((g, i) => (needs[i] ? g : undefined));
       }),
   },
   cases: attentionCases(false),
