@@ -1,5 +1,5 @@
 import { valueAndGrad } from '@loom/autograd';
-import { AdamW, clipFactor, gradNorm } from '@loom/nn';
+import { AdamW, readClipFactor } from '@loom/nn';
 import type { Tensor } from '@loom/tensor';
 
 /**
@@ -35,10 +35,9 @@ export class Fitter {
     let sum = 0;
     for (let i = 0; i < steps; i++, this.#step++) {
       const { value, grads } = valueAndGrad(() => this.loss(this.#step), this.params);
-      const norm = gradNorm(grads);
       const [loss] = await value.data();
-      this.#optimizer.step(this.params, grads, this.lr, clipFactor(await norm.item(), 1));
-      for (const t of [value, norm, ...grads]) t.dispose();
+      this.#optimizer.step(this.params, grads, this.lr, await readClipFactor(grads, 1));
+      for (const t of [value, ...grads]) t.dispose();
       if (!Number.isFinite(loss)) {
         throw new Error(`Fitter: the loss became ${loss} at step ${this.#step}; lower the learning rate`);
       }

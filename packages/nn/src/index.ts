@@ -72,7 +72,7 @@ export { type Routing, TopKRouter } from './moe/router';
 export { GradAccumulator } from './optim/accumulate';
 export type { AdamWOptions } from './optim/adamw';
 export { AdamW } from './optim/adamw';
-export { clipFactor, clipGradNorm, gradNorm } from './optim/clip';
+export { clipFactor, clipGradNorm, gradNorm, readClipFactor } from './optim/clip';
 export type { Optimizer } from './optim/optimizer';
 export type { Schedule, WarmupCosineOptions } from './optim/schedule';
 export { constantSchedule, warmupCosine } from './optim/schedule';

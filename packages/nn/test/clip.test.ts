@@ -1,7 +1,7 @@
 import { CpuBackend } from '@loom/backend-cpu';
 import { setBackend, type Tensor, tensor } from '@loom/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AdamW, clipFactor, clipGradNorm, gradNorm, SGD } from '../src/index';
+import { AdamW, clipFactor, clipGradNorm, gradNorm, readClipFactor, SGD } from '../src/index';
 
 beforeAll(() => setBackend(new CpuBackend({ threads: 2 })));
 
@@ -54,6 +54,15 @@ describe('gradNorm and clipFactor', () => {
     expect(clipFactor(norm, norm / 4)).toBeCloseTo(0.25, 6);
     expect(clipFactor(norm, norm * 2)).toBe(1);
     expect(() => gradNorm([])).toThrow(/gradNorm: expected at least one gradient/);
+  });
+
+  it('readClipFactor reads the norm back as the factor and releases it', async () => {
+    const { grads, norm } = gradients();
+    const backend = grads[0].backend;
+    const live = backend.liveCount();
+    expect(await readClipFactor(grads, norm / 4)).toBeCloseTo(0.25, 6);
+    expect(await readClipFactor(grads, norm * 2)).toBe(1);
+    expect(backend.liveCount()).toBe(live);
   });
 
   for (const make of [() => new AdamW({ weightDecay: 0.1 }), () => new SGD({ weightDecay: 0.1 })]) {

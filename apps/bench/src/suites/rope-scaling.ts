@@ -2,15 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { AutodiffBackend, valueAndGrad } from '@loom/autograd';
 import { CpuBackend } from '@loom/backend-cpu';
 import { tensorsFromTransformer, transformerFromTensors } from '@loom/models';
-import {
-  AdamW,
-  clipFactor,
-  gradNorm,
-  makeConfig,
-  type RopeScaling,
-  TransformerLM,
-  warmupCosine,
-} from '@loom/nn';
+import { AdamW, makeConfig, type RopeScaling, readClipFactor, TransformerLM, warmupCosine } from '@loom/nn';
 import { setBackend, type Tensor, tensor, uniformAt } from '@loom/tensor';
 import { CharTokenizer } from '@loom/tokenizer';
 import { integerFlag, stringFlag } from '../flags';
@@ -85,9 +77,8 @@ async function train(tokens: Int32Array, vocabSize: number, steps: number): Prom
     const targets = tensor(batch.targets, shape, { dtype: 'i32' });
     const { value, grads } = valueAndGrad(() => model.loss(inputs, targets), params);
     await value.item();
-    const norm = gradNorm(grads);
-    optimizer.step(params, grads, lr(step), clipFactor(await norm.item(), 1));
-    for (const t of [inputs, targets, value, norm, ...grads]) t.dispose();
+    optimizer.step(params, grads, lr(step), await readClipFactor(grads, 1));
+    for (const t of [inputs, targets, value, ...grads]) t.dispose();
   }
   optimizer.dispose();
   return model;

@@ -4,12 +4,11 @@ import { KVCache } from '@loom/kvcache';
 import {
   AdamW,
   beamSearch,
-  clipFactor,
   disposeBatch,
   EncoderDecoder,
   exactMatch,
-  gradNorm,
   makeSeq2SeqConfig,
+  readClipFactor,
   type Seq2SeqPair,
   seq2seqBatch,
   ToyTask,
@@ -86,10 +85,9 @@ async function train(run: Seq2SeqRun, io: LoomIo): Promise<void> {
     const batch = seq2seqBatch(pairs, task.special);
     model.train();
     const { value, grads } = valueAndGrad(() => model.loss(batch), params);
-    const norm = gradNorm(grads);
-    opt.step(params, grads, lr(step), clipFactor(await norm.item(), 1));
+    opt.step(params, grads, lr(step), await readClipFactor(grads, 1));
     recent += await value.item();
-    for (const t of [value, norm, ...grads]) t.dispose();
+    for (const t of [value, ...grads]) t.dispose();
     disposeBatch(batch);
     const done = step + 1;
     if (done % 50 === 0 || done === run.steps) {

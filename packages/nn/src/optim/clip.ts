@@ -26,6 +26,19 @@ export function clipFactor(norm: number, maxNorm: number): number {
 }
 
 /**
+ * `clipFactor` of `grads` at `maxNorm`, their norm read back (one scalar) and released: the gradScale a training loop
+ * passes to `Optimizer.step` when it reads the norm for nothing else.
+ */
+export async function readClipFactor(grads: readonly Tensor[], maxNorm: number): Promise<number> {
+  const norm = gradNorm(grads);
+  try {
+    return clipFactor(await norm.item(), maxNorm);
+  } finally {
+    norm.dispose();
+  }
+}
+
+/**
  * Scales gradients so their global L2 norm is at most `maxNorm`. Returns the new gradients
  * and the norm before clipping (a scalar tensor, so reading it is the caller's choice). A training loop that reads
  * the norm anyway saves a pass over every gradient with `gradNorm`, `clipFactor` and `Optimizer.step`'s gradScale.
