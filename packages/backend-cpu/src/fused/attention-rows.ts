@@ -37,7 +37,7 @@ function rowBlocksOf(ranges: Int32Array, t: number, blocks: number): number[] {
 export type RowsPass = 'forward' | 'backward';
 
 /**
- * Attention (`attend_rows_f32`) or its gradients (`attend_grad_f32`) query by query, the (batch row, kv head) pairs
+ * Attention (`attend_rows_f32`) or its gradients (`attend_grad_f32`) in blocks of query rows, the (batch row, kv head) pairs
  * split across threads; `storages` are q, k, v (and grad), `outs` the output (for the backward dq, dk and dv, which
  * it adds to). Returns false, computing nothing, when the kernels cannot run: off, an operand outside the heap, hd
  * not a multiple of 4, or a query's rows of keys beyond the thread's work area.

@@ -99,8 +99,8 @@ export function attentionKernel(
 }
 
 /**
- * Attention: decode (one query per row) in `decodeAttentionInto`, several queries query by query in
- * `attentionRowsInto` (one pass over each query's visible keys, no score tensor), and `attentionKernel` where
+ * Attention: decode (one query per row) in `decodeAttentionInto`, several queries in blocks of rows in
+ * `attentionRowsInto` (each block over the keys its rows see, no score tensor), and `attentionKernel` where
  * neither runs.
  */
 export function attentionKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'attention'> {

@@ -124,22 +124,8 @@ function emitRows(
   const [a, b, m, e, z, kk, inverse] = f.locals(V, 7);
   const [max, total] = f.locals(F, 2);
   // The blocks of query rows.
-  const [
-    blockRow,
-    blockLast,
-    rows,
-    u0,
-    u1,
-    widthBytes,
-    slotBytes,
-    blockRows,
-    matrixBytes,
-    slot,
-    column,
-    i,
-    fp,
-    sp,
-  ] = f.locals(I, 14);
+  const [blockRow, blockLast, rows, u0, u1, slotBytes, blockRows, matrixBytes, slot, column, i, fp, sp] =
+    f.locals(I, 13);
   // The second row of a pair.
   const [rowFirst, rowEnd, row2, first2, end2, qi2, gi2, oi2, slot2, qp2] = f.locals(I, 10);
   const [s0, s1, x, keyIndex, firstKeys, endKeys, firstKeys2, endKeys2, m2, inverse2] = f.locals(V, 10);
@@ -221,7 +207,7 @@ function emitRows(
       });
       f.set(kj, add(kj, c.kvRowBytes));
     });
-    // Padding up to the next whole vector: weight e^-Infinity (about 0), dp 0.
+    // Padding up to the next whole vector: score -Infinity (weight 0), dp 0.
     for (const row of rowsOf) {
       f.storeV128(add(row.into, countBytes), scaled ? f.constant(Number.NEGATIVE_INFINITY) : v128Zero);
     }
@@ -345,8 +331,8 @@ function emitRows(
           if (key + 1 < keys) f.set(dkr, add(dkr, c.kvRowBytes));
         }
       });
-    f.for(column, 0, op('i32.and', widthBytes, -8), 8, () => columns(2));
-    f.for(column, column, widthBytes, 4, () => columns(1));
+    f.for(column, 0, op('i32.and', countBytes, -8), 8, () => columns(2));
+    f.for(column, column, countBytes, 4, () => columns(1));
   };
 
   f.for(pair, c.p0, c.p1, 1, () => {
@@ -381,10 +367,9 @@ function emitRows(
           });
         });
         f.set(u0, imin(u0, u1));
-        f.set(widthBytes, bytes(isub(u1, u0)));
+        f.set(countBytes, bytes(isub(u1, u0)));
         // Every row of the block over the block's keys (the same loops for each), its own keys by a mask: the keys
         // it does not see score -Infinity and get p = ds = 0 exactly. Its p and ds go to its rows of the matrices.
-        f.set(countBytes, widthBytes);
         f.set(padBytes, op('i32.and', add(countBytes, 15), -16));
         f.set(kr, add(add(c.k, kb), imul(u0, c.kvRowBytes)));
         // The rows two at a time (the pair's second row is its first again at an odd end of the block).
@@ -460,7 +445,7 @@ const COMMON_STRIDES = i32('kvBatchBytes', 'qRowBytes', 'kvRowBytes');
 
 /**
  * `attend_rows_f32`: attention of q [B, T, H, hd] over k and v [B, S, Hkv, hd] into out [B, T, H, hd] for the
- * (batch row, kv head) pairs [p0, p1) and query rows [t0, t1), query by query (`emitRows`). Parameters: byte
+ * (batch row, kv head) pairs [p0, p1) and query rows [t0, t1), in blocks of rows (`emitRows`). Parameters: byte
  * addresses, the ranges' address, pair and row ranges, sizes, strides in bytes (a batch row of k, a row of q and of k), then the f32 scale.
  */
 export const ATTEND_ROWS = kernel({
