@@ -51,26 +51,28 @@ export function gemmLayout(config: GemmConfig): GemmLayout {
 }
 
 /**
- * Register tile and cache blocking of the matrix product kernel for the engine's features. With
- * separate multiplies and adds each product needs a scratch register, so 4 x 8 (8 accumulators)
- * is the largest tile that fits x64's 16 vector registers; with relaxed SIMD's fused multiply-add
- * 6 x 8 (12 accumulators) fits and ran 15% faster (`pnpm bench matmul`, Node 26, one thread),
- * while 4 x 12 and 3 x 16 ran slower than 4 x 8. Blocking: kc 768 packs a stories110M-shape projection's whole
- * depth at once (each weight row read whole, A packed and C written once per product) and nc 1024 keeps the packed
- * block of B (kc x nc, 3 MiB) to one pass of L3 per block of A. Against kc 256, nc 2048, 110M prefill of 128 tokens
- * on 2 threads (3 alternations): Node 20 280.8-284.9 -> 258.8-267.5 ms, Node 26 246-253 -> 240-243, plain SIMD
- * 302-309 -> 295-298; `pnpm bench generate` 489-494 -> 515-528 tok/s; [1024,1024]² 20.6-21.7 -> 20.0-20.3 ms; the
- * training step the same within the window's noise. kc 384, 512 and 1024 and nc 512, 768 and 2048 fell in between.
+ * Register tile and cache blocking of the matrix product kernel for the engine's features. With separate multiplies
+ * and adds each product needs a scratch register, so 4 x 8 (8 accumulators) is the largest tile that fits x64's 16
+ * vector registers; with relaxed SIMD's fused multiply-add 6 x 8 (12 accumulators) fits where the compiler keeps
+ * wide tiles in registers and ran 15% faster (`pnpm bench matmul`, Node 26, one thread), while 4 x 12 and 3 x 16 ran
+ * slower than 4 x 8. Where it spills (Node 20's V8) 4 x 8 with multiply-adds is faster: one thread, training shapes
+ * 37-41 -> 48-55 GFLOP/s, two threads 72-79 -> 92-106; the reference training step 62-65 -> 46-51 ms. Blocking: kc
+ * 768 packs a stories110M-shape projection's whole depth at once (each weight row read whole, A packed and C written
+ * once per product) and nc 1024 keeps the packed block of B (kc x nc, 3 MiB) to one pass of L3 per block of A.
+ * Against kc 256, nc 2048, 110M prefill of 128 tokens on 2 threads (3 alternations): Node 20 280.8-284.9 ->
+ * 258.8-267.5 ms, Node 26 246-253 -> 240-243, plain SIMD 302-309 -> 295-298; `pnpm bench generate` 489-494 ->
+ * 515-528 tok/s; [1024,1024]² 20.6-21.7 -> 20.0-20.3 ms; the training step the same within the window's noise. kc
+ * 384, 512 and 1024 and nc 512, 768 and 2048 fell in between.
  */
 export function gemmConfig(features: KernelFeatures): GemmConfig {
-  return features.relaxedMadd ? FUSED_CONFIG : PLAIN_CONFIG;
+  return features.relaxedMadd && features.wideTiles ? WIDE_CONFIG : NARROW_CONFIG;
 }
 
-const PLAIN_CONFIG: GemmConfig = { mr: 4, nv: 2, kc: 768, mc: 128, nc: 1024 };
-const FUSED_CONFIG: GemmConfig = { mr: 6, nv: 2, kc: 768, mc: 120, nc: 1024 };
+const NARROW_CONFIG: GemmConfig = { mr: 4, nv: 2, kc: 768, mc: 128, nc: 1024 };
+const WIDE_CONFIG: GemmConfig = { mr: 6, nv: 2, kc: 768, mc: 120, nc: 1024 };
 
 /** Bytes of a thread's work area: enough for the gemm of either configuration. */
-export const GEMM_WORK_BYTES = Math.max(gemmLayout(PLAIN_CONFIG).bytes, gemmLayout(FUSED_CONFIG).bytes);
+export const GEMM_WORK_BYTES = Math.max(gemmLayout(NARROW_CONFIG).bytes, gemmLayout(WIDE_CONFIG).bytes);
 
 const I = ValType.i32;
 const V = ValType.v128;
