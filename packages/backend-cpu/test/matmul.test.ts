@@ -6,7 +6,7 @@ import type { CpuPrecision, FloatArray } from '../src/precision';
 import { CpuStorage } from '../src/storage';
 import { cpuThreadsReady } from '../src/threads/shared-pool';
 import { BASELINE_FEATURES } from '../src/wasm/expr';
-import { gemmConfig } from '../src/wasm/gemm-kernel';
+import { GEMM_WORK_BYTES, gemmConfig } from '../src/wasm/gemm-kernel';
 import { buildKernelModule } from '../src/wasm/kernel-module';
 import { chunkPlan, planMatmul } from '../src/wasm/matmul-plan';
 import { compileKernels, wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
@@ -305,6 +305,41 @@ describe('matmul kernels', () => {
         let sum = 0;
         for (let q = 0; q < k; q++) sum += values[i * k + q] * values[(m + j) * k + q];
         expect(outputs[0][i * n + j]).toBeCloseTo(sum, 3);
+      }
+    }
+  });
+
+  it('sums every output of the packed gemm with the same bits in the narrow and the wide tile, A transposed or not', () => {
+    // 4 x 8 and 6 x 8 tiles (with fused multiply-adds where the engine has them): m = 13 and n = 37 leave edge tiles
+    // in both, k = 290 a tail of steps; A row-major packs its 6-row panels by 4 x 4 transposes and a last pair of
+    // rows, A transposed by copies of 4 values and a pair.
+    const [m, n, k] = [13, 37, 290];
+    const [a, b, c, work] = [0, 4 * m * k, 4 * (m + n) * k, 4 * ((m + n) * k + m * n)];
+    const pages = Math.ceil((work + GEMM_WORK_BYTES) / 65536);
+    seed = 11;
+    const values = Float32Array.from({ length: (m + n) * k }, random);
+    for (const transA of [false, true]) {
+      const [rsA, csA] = transA ? [1, m] : [k, 1];
+      const outputs = [false, true].map((wideTiles) => {
+        const features = { ...engineFeatures(), wideTiles };
+        const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+        const bytes = buildKernelModule(
+          { initialPages: pages, maximumPages: pages, shared: false },
+          features,
+        );
+        const { exports } = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
+        new Float32Array(memory.buffer).set(values);
+        const gemm = exports.gemm as (...args: number[]) => void;
+        gemm(1, 0, 0, 0, m, n, k, a, rsA, csA, b, n, 1, c, n, 0, work);
+        return new Float32Array(memory.buffer, c, m * n).slice();
+      });
+      expect(outputs[1]).toEqual(outputs[0]);
+      for (let i = 0; i < m; i++) {
+        for (let j = 0; j < n; j++) {
+          let sum = 0;
+          for (let q = 0; q < k; q++) sum += values[i * rsA + q * csA] * values[m * k + q * n + j];
+          expect(outputs[0][i * n + j]).toBeCloseTo(sum, 3);
+        }
       }
     }
   });

@@ -4,6 +4,11 @@ import { ModuleBuilder } from './module-builder';
 
 /** Setting this environment variable to 0 builds the kernels without relaxed SIMD (Node), e.g. to compare the two. */
 export const RELAXED_SIMD_VARIABLE = 'LOOM_WASM_RELAXED_SIMD';
+/**
+ * Setting this environment variable to 1 or 0 builds the wide tiles or the narrow ones whatever the engine (Node,
+ * with relaxed SIMD), e.g. to compare the two or to test the other tile's code on this engine.
+ */
+export const WIDE_TILES_VARIABLE = 'LOOM_WASM_WIDE_TILES';
 
 /** The relaxed SIMD byte dot product of the quantized kernels. */
 const BYTE_DOT = 'i32x4.relaxed_dot_i8x16_i7x16_add_s';
@@ -101,9 +106,11 @@ function flaggedRelaxedSimd(): boolean {
  * Whether the engine's compiler keeps a loop's 12 accumulators and 3 other vectors in registers (`wideTiles`): V8 from
  * 13.6 (Node 24) and other engines. V8 up to 12.9 places every load of the loop before the multiply-adds and spills:
  * the few-row kernel's 2 x 6 blocks, one thread, [8,288] x [32000,288]ᵀ, 43-49 GFLOP/s in 2 x 4 blocks against 30-34
- * on Node 20, 22 and 23; 42 -> 49.5 on Node 24 and 26.
+ * on Node 20, 22 and 23; 42 -> 49.5 on Node 24 and 26. LOOM_WASM_WIDE_TILES=1 or 0 decides instead.
  */
 function keepsWideTiles(): boolean {
+  const forced = typeof process === 'undefined' ? undefined : process.env?.[WIDE_TILES_VARIABLE];
+  if (forced === '1' || forced === '0') return forced === '1';
   const version = v8Version();
   return version === undefined || version >= 136;
 }
