@@ -11,8 +11,13 @@ const vadd = (a: Operand, b: Operand) => simd('f32x4.add', a, b);
 
 /** Rows of W folded into the output per pass of `gemv_n`. */
 const GEMV_N_ROWS = 4;
-/** Vector accumulators of the dot products of `gemv_t`. */
-const GEMV_T_LANES = 4;
+/**
+ * Vector accumulators of each of `gemv_t`'s dot products: 2, so the 6 streams' 12 stay in x64's 16 vector
+ * registers (4, 24 of them, spilled). One thread, medians of 6 alternations on a 2-core Zen 5: Node 20
+ * [1,768] x [2048,768]ᵀ 27.9 -> 30.6 GB/s, [1,768] x [32000,768]ᵀ 32.2 -> 33.6; Node 26 the same within the
+ * noise (30.0 / 29.4, 33.2 / 33.9).
+ */
+const GEMV_T_LANES = 2;
 /**
  * Rows of W `gemv_t` reads at once, each from its own part of W: a core streams memory faster with several distant
  * sequential reads in flight than with one (the prefetcher follows each within its 4 KiB page). Weights of the
