@@ -11,7 +11,12 @@ import { buildKernelModule } from '../src/wasm/kernel-module';
 import { chunkPlan, planMatmul } from '../src/wasm/matmul-plan';
 import { compileKernels, wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
 import { type CpuKernelSettings, cpuKernelSettings } from '../src/wasm/settings';
-import { engineFeatures, engineHasSimd, RELAXED_SIMD_VARIABLE } from '../src/wasm/simd-probe';
+import {
+  engineFeatures,
+  engineHasSimd,
+  RELAXED_SIMD_VARIABLE,
+  WIDE_TILES_VARIABLE,
+} from '../src/wasm/simd-probe';
 
 type Mode = {
   readonly name: string;
@@ -204,6 +209,25 @@ describe.each(MODES)('matmul ($name)', (mode) => {
   });
 });
 
+/**
+ * The kernel module of this engine's features with `wideTiles` as given, instantiated in a memory of its own of `pages`
+ * pages that holds `values` from address 0.
+ */
+function kernelsWithTiles(
+  wideTiles: boolean,
+  pages: number,
+  values: Float32Array,
+): { exports: WebAssembly.Exports; memory: WebAssembly.Memory } {
+  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+  const bytes = buildKernelModule(
+    { initialPages: pages, maximumPages: pages, shared: false },
+    { ...engineFeatures(), wideTiles },
+  );
+  const { exports } = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
+  new Float32Array(memory.buffer).set(values);
+  return { exports, memory };
+}
+
 describe('matmul kernels', () => {
   const oneThread = cpuKernelSettings({ wasm: true, threads: 1 });
 
@@ -222,12 +246,15 @@ describe('matmul kernels', () => {
     const turnedOff = process.env[RELAXED_SIMD_VARIABLE] === '0';
     const major = Number(process.versions.node.split('.')[0]);
     const [v8Major, v8Minor] = process.versions.v8.split('.').map(Number);
+    const forcedTiles = process.env[WIDE_TILES_VARIABLE];
     // Node 20's flagged byte dot product gives inexact sums: its quantized kernels keep the i16 ones. Wide tiles from
-    // V8 13.6 (Node 24).
+    // V8 13.6 (Node 24), unless LOOM_WASM_WIDE_TILES says otherwise.
+    const wideTiles =
+      forcedTiles === '1' || forcedTiles === '0' ? forcedTiles === '1' : v8Major * 10 + v8Minor >= 136;
     expect(engineFeatures()).toEqual({
       relaxedMadd: !turnedOff,
       relaxedDot: !turnedOff && major >= 22,
-      wideTiles: !turnedOff && v8Major * 10 + v8Minor >= 136,
+      wideTiles: !turnedOff && wideTiles,
     });
     expect(wasmRuntime()?.features).toEqual(engineFeatures());
     const relaxed = buildKernelModule(
@@ -266,7 +293,8 @@ describe('matmul kernels', () => {
 
   it("splits the packed gemm along whole register tiles of the engine's configuration", () => {
     const operands = { a: 0, b: 0, out: 0 };
-    // 4 x 8 tiles with separate multiplies and adds or where wide tiles spill, 6 x 8 with fused multiply-adds in wide tiles.
+    // 4 x 8 tiles with separate multiplies and adds or where wide tiles spill, 6 x 8 with fused multiply-adds in
+    // wide tiles.
     for (const [features, rows] of [
       [BASELINE_FEATURES, 4],
       [{ ...BASELINE_FEATURES, relaxedMadd: true }, 4],
@@ -285,16 +313,7 @@ describe('matmul kernels', () => {
     seed = 7;
     const values = Float32Array.from({ length: (m + n) * k }, random);
     const outputs = [false, true].map((wideTiles) => {
-      const memory = new WebAssembly.Memory({ initial: 2, maximum: 2 });
-      const bytes = buildKernelModule(
-        { initialPages: 2, maximumPages: 2, shared: false },
-        {
-          ...engineFeatures(),
-          wideTiles,
-        },
-      );
-      const { exports } = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
-      new Float32Array(memory.buffer).set(values);
+      const { exports, memory } = kernelsWithTiles(wideTiles, 2, values);
       const gemmFew = exports.gemm_few_t as (...args: number[]) => void;
       gemmFew(1, 0, 0, 0, m, n, k, n, a, w, out, 4 * (m + n) * k + 4 * m * n);
       return new Float32Array(memory.buffer, out, m * n).slice();
@@ -321,14 +340,7 @@ describe('matmul kernels', () => {
     for (const transA of [false, true]) {
       const [rsA, csA] = transA ? [1, m] : [k, 1];
       const outputs = [false, true].map((wideTiles) => {
-        const features = { ...engineFeatures(), wideTiles };
-        const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
-        const bytes = buildKernelModule(
-          { initialPages: pages, maximumPages: pages, shared: false },
-          features,
-        );
-        const { exports } = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
-        new Float32Array(memory.buffer).set(values);
+        const { exports, memory } = kernelsWithTiles(wideTiles, pages, values);
         const gemm = exports.gemm as (...args: number[]) => void;
         gemm(1, 0, 0, 0, m, n, k, a, rsA, csA, b, n, 1, c, n, 0, work);
         return new Float32Array(memory.buffer, c, m * n).slice();

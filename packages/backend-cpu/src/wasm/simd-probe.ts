@@ -72,9 +72,14 @@ export function engineHasSimd(): boolean {
   return validates(false);
 }
 
-/** Whether LOOM_WASM_RELAXED_SIMD=0 turns relaxed SIMD off (Node; a browser has no environment). */
+/** The value of environment variable `name` (Node; a browser has no environment). */
+function environment(name: string): string | undefined {
+  return typeof process === 'undefined' ? undefined : process.env?.[name];
+}
+
+/** Whether LOOM_WASM_RELAXED_SIMD=0 turns relaxed SIMD off. */
 function relaxedSimdTurnedOff(): boolean {
-  return typeof process !== 'undefined' && process.env?.[RELAXED_SIMD_VARIABLE] === '0';
+  return environment(RELAXED_SIMD_VARIABLE) === '0';
 }
 
 /**
@@ -109,7 +114,7 @@ function flaggedRelaxedSimd(): boolean {
  * on Node 20, 22 and 23; 42 -> 49.5 on Node 24 and 26. LOOM_WASM_WIDE_TILES=1 or 0 decides instead.
  */
 function keepsWideTiles(): boolean {
-  const forced = typeof process === 'undefined' ? undefined : process.env?.[WIDE_TILES_VARIABLE];
+  const forced = environment(WIDE_TILES_VARIABLE);
   if (forced === '1' || forced === '0') return forced === '1';
   const version = v8Version();
   return version === undefined || version >= 136;
