@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CpuBackend } from '@loom/backend-cpu';
 import { isMambaConfig, loadAnyCheckpoint, mambaFromTensors } from '@loom/models';
 import { scope, setBackend, tensor } from '@loom/tensor';
 import { tokenizerFromJSON } from '@loom/tokenizer';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { loom } from './loom-io';
 
 /** The index of the largest score (the first of equal ones), as greedy decoding picks. */
@@ -18,6 +18,7 @@ function argmax(scores: ArrayLike<number>): number {
 describe('loom train --arch mamba, then loom generate', () => {
   it('generates from the trained checkpoint greedily, exactly as stepping the model by hand', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'loom-mamba-'));
+    onTestFinished(() => rmSync(cwd, { recursive: true, force: true }));
     const lines = ['the cat sat on the mat.', 'a dog ran to the park.', 'the sun is warm today.'];
     writeFileSync(join(cwd, 'text.txt'), Array.from({ length: 200 }, (_, i) => lines[i % 3]).join('\n'));
     const trained = await loom(
@@ -66,6 +67,7 @@ describe('loom train --arch mamba, then loom generate', () => {
 
   it('refuses --context for a Mamba model, and a transformer-only loader names the architecture', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'loom-mamba-'));
+    onTestFinished(() => rmSync(cwd, { recursive: true, force: true }));
     writeFileSync(join(cwd, 'text.txt'), 'the cat sat on the mat.\n'.repeat(200));
     const trained = await loom(
       cwd,

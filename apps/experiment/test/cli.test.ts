@@ -1,7 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { main } from '../src/cli';
 import { experiments } from '../src/experiments/index';
 
@@ -29,6 +29,7 @@ describe('pnpm experiment', () => {
   for (const experiment of experiments) {
     it(`${experiment.name}: a quick run writes a report that states a result, with its charts`, async () => {
       const dir = mkdtempSync(join(tmpdir(), `loom-${experiment.name}-`));
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
       const run = capture();
       expect(await main([experiment.name, '--quick', '--out', dir], run.io)).toBe(0);
       const markdown = readFileSync(join(dir, 'report.md'), 'utf8');

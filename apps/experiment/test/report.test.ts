@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { lineChartSvg } from '../src/line-chart';
 import { Report } from '../src/report';
 
@@ -25,6 +25,7 @@ describe('Report', () => {
         ],
       });
     const dir = mkdtempSync(join(tmpdir(), 'loom-report-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const path = report.write(dir);
     const markdown = readFileSync(path, 'utf8');
     expect(markdown).toBe(

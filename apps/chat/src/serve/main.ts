@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -48,6 +48,14 @@ function trainDemo(out: string): void {
   if (result.status !== 0) fail(`the demo training failed (exit ${result.status ?? result.signal})`);
 }
 
+/** Removes the page's build folder when the server stops, by Ctrl-C, by a kill or by an error. */
+function removeOnExit(dir: string): void {
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  // A signal's default action ends the process without 'exit'; 128 + the signal's number, as a shell reports it.
+  process.once('SIGINT', () => process.exit(130));
+  process.once('SIGTERM', () => process.exit(143));
+}
+
 async function main(): Promise<void> {
   const args = parse();
   if (args.help) {
@@ -64,6 +72,7 @@ async function main(): Promise<void> {
     trainDemo(model);
   }
   const outDir = mkdtempSync(join(tmpdir(), 'loom-chat-'));
+  removeOnExit(outDir);
   await build({ root: appDir, logLevel: 'error', build: { outDir, emptyOutDir: true } });
   const modelFiles = modelFilesIn(model);
   const server = await serveChat({ root: outDir, modelFiles, port, host: args.host });
