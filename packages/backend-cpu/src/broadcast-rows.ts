@@ -1,4 +1,4 @@
-import { broadcastStrides, type Shape } from '@loom/tensor';
+import { broadcastStrides, type Shape, shapesEqual, sizeOf } from '@loom/tensor';
 import { forEachOuterIndex, mergeAxes } from './merged-axes';
 
 /**
@@ -21,6 +21,19 @@ export function forEachRowBlock(
   ) => void,
 ): void {
   if (outShape.some((d) => d === 0)) return;
+  if (inputs.every((shape) => shapesEqual(shape, outShape))) {
+    // Nothing broadcast: one run over every element, what the merge below finds, without building it.
+    const count = inputs.length;
+    visit(
+      0,
+      new Int32Array(count),
+      sizeOf(outShape),
+      new Int32Array(count).fill(1),
+      1,
+      new Int32Array(count),
+    );
+    return;
+  }
   const { sizes, strides } = mergeAxes(
     outShape,
     inputs.map((s) => broadcastStrides(s, outShape)),

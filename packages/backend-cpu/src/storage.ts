@@ -13,6 +13,8 @@ type Placement =
       readonly block: Block;
       values: HostArray;
       generation: number;
+      /** Whether `dropped` holds it (only storages still in use at a sweep of `young`). */
+      registered: boolean;
     }
   | { readonly kind: 'freed' };
 
@@ -20,6 +22,22 @@ type Placement =
 const dropped = new FinalizationRegistry<{ heap: WasmHeap; block: Block }>(({ heap, block }) =>
   heap.free(block),
 );
+
+/**
+ * Heap storages created since the last sweep. Registering with `dropped` and unregistering again cost 0.2-0.9 µs
+ * a storage, for most storages in vain: an op's intermediates, freed by a scope within microseconds (a chain of
+ * element-wise ops on [1, 1, 768], median µs an op: Node 20 3.69 -> 3.50, Node 26 3.86 -> 3.33). So a storage
+ * is registered only if it is still in use at the next sweep: at the end of the current task (a microtask), or
+ * once YOUNG_LIMIT storages wait. A storage dropped before the sweep is held here until then, registered, and
+ * its block returned once it is collected.
+ */
+const young: CpuStorage[] = [];
+const YOUNG_LIMIT = 256;
+
+function sweepYoung(): void {
+  for (const storage of young) storage.register();
+  young.length = 0;
+}
 
 /**
  * Storage of one tensor. Where WebAssembly SIMD is available the values live in the shared
@@ -59,8 +77,10 @@ export class CpuStorage {
         block,
         values: view(heap, block, dtype, length),
         generation: heap.generation,
+        registered: false,
       };
-      dropped.register(this, { heap, block }, this);
+      if (young.length === 0) queueMicrotask(sweepYoung);
+      if (young.push(this) >= YOUNG_LIMIT) sweepYoung();
     } else {
       this.#placement = { kind: 'host', values: allocHost(dtype, length) };
     }
@@ -101,11 +121,19 @@ export class CpuStorage {
     return p.kind === 'heap' ? p.block.offset : undefined;
   }
 
+  /** Has `dropped` return the block if this storage is collected before `free()`; for `sweepYoung`. */
+  register(): void {
+    const p = this.#placement;
+    if (p.kind !== 'heap' || p.registered) return;
+    dropped.register(this, { heap: p.heap, block: p.block }, this);
+    p.registered = true;
+  }
+
   /** Returns the memory to its allocator; the storage must not be used afterwards. */
   free(): void {
     const p = this.#placement;
     if (p.kind === 'heap') {
-      dropped.unregister(this);
+      if (p.registered) dropped.unregister(this);
       p.heap.free(p.block);
     }
     this.#placement = { kind: 'freed' };

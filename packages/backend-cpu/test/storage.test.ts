@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CpuStorage } from '../src/storage';
 import { BlockAllocator } from '../src/wasm/allocator';
@@ -126,6 +127,13 @@ describe('CpuStorage', () => {
     s.free();
     expect(() => s.f32).toThrow(/f32\[4\] used after free\(\)/);
     expect(() => s.address).toThrow(/used after free/);
+  });
+
+  it("returns a dropped storage's block once collected, registered at the end of the task or after many storages", () => {
+    const child = new URL('./dropped-storage-child.ts', import.meta.url).pathname;
+    const args = ['--expose-gc', '--conditions=@loom/source', '--import', 'tsx', child];
+    const result = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8' }));
+    expect(result).toMatchObject({ byTask: true, byCount: true });
   });
 });
 

@@ -57,6 +57,14 @@ export { argmax, max, mean, sum } from './reduce';
 export { getBackend, setBackend } from './registry';
 export { keep, scope } from './scope';
 export type { Shape } from './shape';
-export { broadcastShapes, broadcastStrides, normalizeAxis, showShape, sizeOf, stridesOf } from './shape';
+export {
+  broadcastShapes,
+  broadcastStrides,
+  normalizeAxis,
+  shapesEqual,
+  showShape,
+  sizeOf,
+  stridesOf,
+} from './shape';
 export { borrowTensor } from './stored-tensor';
 export type { MatmulOptions, Operand, Tensor } from './tensor';
