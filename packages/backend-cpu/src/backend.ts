@@ -24,6 +24,7 @@ import { sumColumnsInto } from './column-sum';
 import { adamwKernels } from './fused/adamw';
 import { attentionKernels } from './fused/attention';
 import { attentionGradKernels } from './fused/attention-grad';
+import { attentionStepKernels } from './fused/attention-step';
 import { crossEntropyKernels } from './fused/cross-entropy';
 import type { CpuKernelContext } from './fused/kernel-context';
 import { normKernels } from './fused/norm';
@@ -89,6 +90,7 @@ export class CpuBackend implements Backend {
       ...crossEntropyKernels(ctx),
       ...attentionKernels(ctx),
       ...attentionGradKernels(ctx),
+      ...attentionStepKernels(ctx),
       ...ropeKernels(ctx),
       ...productKernels(ctx),
       ...selectiveScanKernels(ctx),

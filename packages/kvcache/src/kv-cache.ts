@@ -108,6 +108,28 @@ export class KVCache {
       );
     }
     this.#write(layer, k, v, 'update');
+    return this.#views(layer);
+  }
+
+  /**
+   * Counts positions offset..offset + count - 1 of `layer` as stored, for a caller that writes them itself (a fused
+   * attention step), and returns views of the layer's whole storage [batch, capacity, numKvHeads, headDim] to write
+   * them into. `offset` must be the layer's current length, as for `update`.
+   */
+  reserve(layer: number, offset: number, count: number): KVPair {
+    const length = this.#layerLength(layer, 'reserve');
+    if (offset !== length || !Number.isInteger(count) || count < 1 || offset + count > this.capacity) {
+      throw new Error(
+        `KVCache.reserve: layer ${layer} holds ${length} of ${this.capacity} positions; expected offset ${length} and ` +
+          `a count of 1 to ${this.capacity - length}, got offset ${offset} and count ${count}`,
+      );
+    }
+    this.#lengths[layer] = offset + count;
+    return this.#views(layer);
+  }
+
+  /** Views of the storage of `layer` (disposing them does not free the cache). */
+  #views(layer: number): KVPair {
     const keys = this.#storage.keys[layer];
     const values = this.#storage.values[layer];
     return { k: keys.view(keys.shape), v: values.view(values.shape) };

@@ -139,6 +139,25 @@ describe('KVCache', () => {
     expect(backend.liveCount()).toBe(before);
   });
 
+  it('reserves positions for a step that writes them itself, handing out the storage', async () => {
+    const cache = new KVCache(shape);
+    const k = kv(2, 1);
+    cache.update(1, k, k, 0);
+    const { k: keys, v: vals } = cache.reserve(1, 2, 1);
+    expect(keys.shape).toEqual([1, 8, 2, 4]);
+    expect((await values(keys)).slice(0, 16)).toEqual(await values(k));
+    expect(cache.length).toBe(0);
+    expect(() => cache.reserve(1, 2, 1)).toThrow(
+      /layer 1 holds 3 of 8 positions; expected offset 3 and a count of 1 to 5, got offset 2/,
+    );
+    expect(() => cache.reserve(0, 0, 9)).toThrow(/a count of 1 to 8, got offset 0 and count 9/);
+    expect(() => cache.reserve(0, 0, 0)).toThrow(/got offset 0 and count 0/);
+    cache.reserve(0, 0, 3);
+    expect(cache.length).toBe(3);
+    for (const t of [k, keys, vals]) t.dispose();
+    cache.dispose();
+  });
+
   it('refuses writes that do not fit, naming what was expected', () => {
     const cache = new KVCache(shape);
     const k = kv(3, 1);

@@ -10,6 +10,13 @@ import type { Tensor } from '@loom/tensor';
  */
 export interface KVStore {
   update(layer: number, k: Tensor, v: Tensor, offset: number): StoredKV;
+  /**
+   * For a step that writes its own keys and values (a fused attention step): counts positions offset..offset +
+   * count - 1 of `layer` as stored and returns the layer's whole storage [B, S, numKvHeads, headDim], positions from
+   * 0, for the caller to write them into before anything reads them; the caller disposes the views. Absent, or
+   * undefined (nothing changed), where the store keeps another layout.
+   */
+  reserve?(layer: number, offset: number, count: number): StoredKV | undefined;
 }
 
 /**

@@ -2,9 +2,10 @@ import { swigluInto } from '../activation';
 import { matmulInto, weightProduct } from '../matmul';
 import { normRowsInto } from '../norm-rows';
 import type { CpuPrecision } from '../precision';
-import { CpuStorage } from '../storage';
+import type { CpuStorage } from '../storage';
 import { NORM_KERNELS } from '../wasm/norm-kernel';
 import type { CpuKernelSettings } from '../wasm/settings';
+import { KeptScratch } from './kept-scratch';
 import { rmsnormKernel } from './norm';
 
 /** The operands of one pre-norm SwiGLU feed-forward (see `swigluBlock` in @loom/tensor). */
@@ -21,34 +22,8 @@ export interface SwigluBlockOperands {
   readonly w2: CpuStorage;
 }
 
-/**
- * The intermediates of float32 calls (the normalised rows, the gate and the up projection), kept between
- * calls of the same sizes (one decode step after another); the kernels size their work by these storages.
- */
-const kept: (CpuStorage | undefined)[] = [undefined, undefined, undefined];
-
-/**
- * Storage of exactly `length` values for intermediate `slot`: kept between calls at precision 'f32', else
- * new (the caller frees what it pushes onto `owned`).
- */
-function intermediate(
-  slot: number,
-  length: number,
-  precision: CpuPrecision,
-  owned: CpuStorage[],
-): CpuStorage {
-  if (precision !== 'f32') {
-    const fresh = new CpuStorage('f32', length, false, precision);
-    owned.push(fresh);
-    return fresh;
-  }
-  const current = kept[slot];
-  if (current && current.length === length) return current;
-  current?.free();
-  const sized = new CpuStorage('f32', length, false);
-  kept[slot] = sized;
-  return sized;
-}
+/** The normalised rows, the gate and the up projection. */
+const scratch = new KeptScratch();
 
 /**
  * out [rows, dim] = x + swiglu(n W1ᵀ, n W3ᵀ) W2ᵀ with n = rmsnorm(x, normWeight, eps): the same kernels as
@@ -67,9 +42,9 @@ export function swigluBlockInto(
   const hidden = dim === 0 ? 0 : w1.length / dim;
   const rows = dim === 0 ? 0 : x.length / dim;
   const owned: CpuStorage[] = [];
-  const n = intermediate(0, rows * dim, precision, owned);
-  const gate = intermediate(1, rows * hidden, precision, owned);
-  const up = intermediate(2, rows * hidden, precision, owned);
+  const n = scratch.get(0, rows * dim, precision, owned);
+  const gate = scratch.get(1, rows * hidden, precision, owned);
+  const up = scratch.get(2, rows * hidden, precision, owned);
   try {
     if (!normRowsInto(settings, NORM_KERNELS.rmsnorm, [x], [normWeight], n, eps)) {
       rmsnormKernel(x.f32, normWeight.f32, eps, n.f32);

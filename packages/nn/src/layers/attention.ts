@@ -1,4 +1,13 @@
-import { type AttentionMask, attention, scope, type Tensor } from '@loom/tensor';
+import {
+  type AttentionMask,
+  attention,
+  attentionStep,
+  fusedOps,
+  kernelOf,
+  scope,
+  type Tensor,
+  zeros,
+} from '@loom/tensor';
 import { headDim, qDim, qkvHasBias, type TransformerConfig } from '../config';
 import type { ForwardContext, StoredKV } from '../kv-store';
 import { Module } from '../module';
@@ -118,6 +127,60 @@ export class SelfAttention extends Module {
       const k = this.rotate(keys, ctx.offset); // [B, T, Hkv, hd]
       const kv = ctx.cache ? ctx.cache.update(this.layer, k, v, ctx.offset) : { k, v };
       return this.output(this.attend(q, kv, qOffset, ctx.prefixLength ?? 0)); // [B, T or 1, dim]
+    });
+  }
+
+  /**
+   * x + this layer's attention of norm(x) for one decode step (x [B, 1, dim]) as one fused op (`attentionStep`), which
+   * writes the token's keys and values into the store itself; undefined, with nothing changed, where something stands
+   * outside that op: a bias, adapter or compact weight on a projection, q/k norms, learned positions, active
+   * dropout, or a store that does not hand out its storage. Also where the backend has no kernel for the op: its
+   * composite is the separate ops plus a copy of the output.
+   */
+  fusedStep(x: Tensor, norm: RMSNorm, ctx: ForwardContext): Tensor | undefined {
+    const [b, t] = x.shape;
+    const plain = [this.wq, this.wk, this.wv, this.wo].every((l) => l.plain);
+    const kernel = kernelOf(x.backend, fusedOps.attentionStep);
+    if (
+      t !== 1 ||
+      !plain ||
+      this.qNorm ||
+      !this.#rotary ||
+      this.#dropout.active ||
+      !kernel ||
+      !ctx.cache?.reserve
+    ) {
+      return undefined;
+    }
+    const offset = ctx.offset;
+    const stored = ctx.cache.reserve(this.layer, offset, 1);
+    if (stored === undefined) return undefined;
+    return scope(() => {
+      const { k, v } = stored;
+      const { inverseFrequencies, scale } = this.#rotary!.frequencies(offset + 1);
+      const prefix = Math.min(ctx.prefixLength ?? 0, k.shape[1]);
+      const mask: AttentionMask = prefix > 0 ? { kind: 'prefix', length: prefix } : { kind: 'causal' };
+      const out = zeros([b, 1, this.config.dim], { backend: x.backend }); // [B, 1, dim]
+      attentionStep(
+        out,
+        x,
+        norm.weight,
+        this.wq.weight,
+        this.wk.weight,
+        this.wv.weight,
+        this.wo.weight,
+        k,
+        v,
+        {
+          offset,
+          inverseFrequencies,
+          ropeScale: scale,
+          eps: norm.eps,
+          mask,
+          window: this.config.slidingWindow,
+        },
+      );
+      return out;
     });
   }
 

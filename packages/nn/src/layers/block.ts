@@ -52,12 +52,20 @@ export class DecoderBlock extends Module {
       const [b, t, dim] = x.shape;
       const residual = rows === 'last' && t > 1 ? x.slice([0, t - 1, 0], [b, 1, dim]) : x; // [B, T or 1, dim]
       if (this.placement === 'pre') {
-        const h = residual.add(this.attention.forward(this.attentionNorm.forward(x), ctx, rows));
+        const h =
+          this.#decodeAttention(x, ctx) ??
+          residual.add(this.attention.forward(this.attentionNorm.forward(x), ctx, rows));
         return this.#decodeFeedForward(h, ctx) ?? h.add(this.#feedForward(this.ffnNorm.forward(h), moe));
       }
       const h = this.attentionNorm.forward(residual.add(this.attention.forward(x, ctx, rows)));
       return this.ffnNorm.forward(h.add(this.#feedForward(h, moe)));
     });
+  }
+
+  /** x + attention(attentionNorm(x)) in one fused op for a single-token decode step of a llama block; undefined otherwise. */
+  #decodeAttention(x: Tensor, ctx: ForwardContext): Tensor | undefined {
+    if (!(this.attentionNorm instanceof RMSNorm)) return undefined;
+    return this.attention.fusedStep(x, this.attentionNorm, ctx);
   }
 
   /** `fusedFeedForward` for a single-token decode step (h [B, 1, dim] with a cache); undefined otherwise. */

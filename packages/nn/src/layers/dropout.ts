@@ -26,8 +26,13 @@ export class Dropout extends Module {
     this.#calls = calls;
   }
 
+  /** Whether `forward` drops anything (training with p > 0); else it is the identity. */
+  get active(): boolean {
+    return this.training && this.p > 0;
+  }
+
   forward(x: Tensor): Tensor {
-    if (!this.training || this.p === 0) return x.view(x.shape);
+    if (!this.active) return x.view(x.shape);
     const seed = (this.seed + Math.imul(++this.#calls, 0x9e3779b1)) >>> 0;
     return scope(() =>
       where(rand(x.shape, { seed, backend: x.backend }).ge(this.p), x.mul(1 / (1 - this.p)), 0),

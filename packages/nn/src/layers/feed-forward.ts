@@ -42,9 +42,8 @@ export class SwiGLUFeedForward extends Module {
    * adapter or quantized weight on the three linears and no active dropout; undefined otherwise.
    */
   fusedResidual(h: Tensor, norm: RMSNorm): Tensor | undefined {
-    const linears = [this.w1, this.w2, this.w3];
-    const plain = linears.every((l) => !l.bias && !l.adapter && !l.quantized);
-    if (!plain || (this.#dropout.training && this.#dropout.p > 0)) return undefined;
+    const plain = [this.w1, this.w2, this.w3].every((l) => l.plain);
+    if (!plain || this.#dropout.active) return undefined;
     return swigluBlock(h, norm.weight, this.w1.weight, this.w3.weight, this.w2.weight, norm.eps);
   }
 }

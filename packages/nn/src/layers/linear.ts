@@ -87,6 +87,14 @@ export class Linear extends Module {
     this.weight.dispose();
   }
 
+  /**
+   * Whether `forward` is x Wᵀ on the f32 `weight` alone (no bias, adapter, compact copy or observer), so a fused op
+   * may read `weight` in its place.
+   */
+  get plain(): boolean {
+    return !this.bias && !this.adapter && !this.#quantized && !this.inputObserver;
+  }
+
   /** x [..., in] -> [..., out]. */
   forward(x: Tensor): Tensor {
     this.inputObserver?.(x);

@@ -13,13 +13,18 @@ export class RotaryEmbedding {
     this.#fixed = spec.scaling?.type === 'dynamic' ? undefined : ropeFrequencies(spec, spec.maxSeqLen);
   }
 
+  /** The table (and the factor on cos and sin) for positions below `end`. */
+  frequencies(end: number): RopeFrequencies {
+    return this.#fixed ?? ropeFrequencies(this.spec, end);
+  }
+
   /**
    * x [B, T, H, headDim] whose first row is at position `offset`, or, given one offset per batch entry, entry b's
    * at offset[b] (sequences at their own places, decoded together).
    */
   forward(x: Tensor, offset: number | readonly number[]): Tensor {
     if (typeof offset === 'number') {
-      const { inverseFrequencies, scale } = this.#fixed ?? ropeFrequencies(this.spec, offset + x.shape[1]);
+      const { inverseFrequencies, scale } = this.frequencies(offset + x.shape[1]);
       return rope(x, { offset, inverseFrequencies, scale });
     }
     if (this.#fixed) return rope(x, { positions: offset, ...this.#fixed });

@@ -1,6 +1,6 @@
 import { assertDType } from '../dtype';
 import { sameBackend } from '../guards';
-import { shapesEqual, showShape } from '../shape';
+import { type Shape, shapesEqual, showShape } from '../shape';
 import type { Tensor } from '../tensor';
 import type { AttentionMask, AttentionSpec } from './attention-mask';
 
@@ -44,12 +44,23 @@ export function attentionSpec(
 ): AttentionSpec {
   sameBackend(op, q, k, v);
   for (const t of [q, k, v]) assertDType(op, t.dtype, ['f32']);
-  const shapes = `q ${showShape(q.shape)}, k ${showShape(k.shape)}, v ${showShape(v.shape)}`;
-  if (q.rank !== 4 || k.rank !== 4 || !shapesEqual(k.shape, v.shape)) {
+  return attentionSpecOfShapes(op, q.shape, k.shape, v.shape, options);
+}
+
+/** `attentionSpec` from the shapes of q, k and v alone (for ops whose queries are computed inside the kernel). */
+export function attentionSpecOfShapes(
+  op: string,
+  qShape: Shape,
+  kShape: Shape,
+  vShape: Shape,
+  options: AttentionOptions,
+): AttentionSpec {
+  const shapes = `q ${showShape(qShape)}, k ${showShape(kShape)}, v ${showShape(vShape)}`;
+  if (qShape.length !== 4 || kShape.length !== 4 || !shapesEqual(kShape, vShape)) {
     throw new Error(`${op}: expected q [B, T, H, hd] and k, v [B, S, Hkv, hd] of equal shape; got ${shapes}`);
   }
-  const [b, t, h, hd] = q.shape;
-  const [kb, s, hkv, khd] = k.shape;
+  const [b, t, h, hd] = qShape;
+  const [kb, s, hkv, khd] = kShape;
   if (kb !== b || khd !== hd || hkv === 0 || h % hkv !== 0) {
     throw new Error(`${op}: batch and head size must match and Hkv must divide H; got ${shapes}`);
   }

@@ -1,6 +1,7 @@
 import { adamwOp } from './adamw';
 import { attentionOp } from './attention';
 import { attentionGradOp } from './attention-grad';
+import { attentionStepOp } from './attention-step';
 import { gegluOp } from './geglu';
 import { geluGradOp } from './gelu-grad';
 import { halfMatmulOp } from './half-matmul';
@@ -36,6 +37,8 @@ export { attention } from './attention';
 export type { AttentionGrads } from './attention-grad';
 export { attentionGrad } from './attention-grad';
 export type { AttentionOptions } from './attention-options';
+export type { AttentionStepOptions, AttentionStepParams } from './attention-step';
+export { attentionStep } from './attention-step';
 export { geglu } from './geglu';
 export { geluGrad } from './gelu-grad';
 export { halfMatmul } from './half-matmul';
@@ -77,6 +80,7 @@ export const fusedOps = opTable({
   rope: ropeOp,
   attention: attentionOp,
   attentionGrad: attentionGradOp,
+  attentionStep: attentionStepOp,
   swiglu: swigluOp,
   swigluBlock: swigluBlockOp,
   linear: linearOp,

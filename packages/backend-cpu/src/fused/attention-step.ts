@@ -1,0 +1,68 @@
+import type { AttentionStepParams, FusedKernels } from '@loom/tensor';
+import { matmulInto, weightProduct } from '../matmul';
+import { normRowsInto } from '../norm-rows';
+import type { CpuStorage } from '../storage';
+import { NORM_KERNELS } from '../wasm/norm-kernel';
+import { attentionKernel } from './attention';
+import { decodeAttentionInto } from './decode-attention';
+import { KeptScratch } from './kept-scratch';
+import type { CpuKernelContext } from './kernel-context';
+import { rmsnormKernel } from './norm';
+import { ropeInto } from './rope';
+
+/** The normalised rows, the queries, the new keys and values, and the heads' attention outputs. */
+const scratch = new KeptScratch();
+
+/**
+ * One decode step of a llama attention block (`attentionStep`): the same kernels as the separate ops (the norm, the
+ * products on the matmul kernels, threads included, RoPE in place, the decode attention), called from one place, so
+ * a step crosses from the tensor front-end into the backend once for the attention half of a layer instead of
+ * eleven times. The new keys and values are copied into row `offset` of the store of each batch row.
+ */
+export function attentionStepKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'attentionStep'> {
+  return {
+    attentionStep: (out, x, normWeight, wq, wk, wv, wo, keys, values, params: AttentionStepParams) => {
+      const settings = ctx.settings;
+      const [b, , dim] = x.shape;
+      const [, s, hkv, hd] = keys.shape;
+      const h = wq.shape[0] / hd;
+      const [xs, ns, qw, kw, vw, ow, ks, vs, os] = [x, normWeight, wq, wk, wv, wo, keys, values, out].map(
+        (t) => ctx.get(t),
+      );
+      const owned: CpuStorage[] = [];
+      try {
+        const n = scratch.get(0, b * dim, ctx.precision, owned);
+        const q = scratch.get(1, b * h * hd, ctx.precision, owned);
+        const k = scratch.get(2, b * hkv * hd, ctx.precision, owned);
+        const v = scratch.get(3, b * hkv * hd, ctx.precision, owned);
+        const heads = scratch.get(4, b * h * hd, ctx.precision, owned);
+        if (!normRowsInto(settings, NORM_KERNELS.rmsnorm, [xs], [ns], n, params.eps)) {
+          rmsnormKernel(xs.f32, ns.f32, params.eps, n.f32);
+        }
+        matmulInto(settings, weightProduct(b, h * hd, dim), n, qw, q);
+        matmulInto(settings, weightProduct(b, hkv * hd, dim), n, kw, k);
+        matmulInto(settings, weightProduct(b, hkv * hd, dim), n, vw, v);
+        const { offset } = params.attention;
+        const positions = new Array<number>(b).fill(offset);
+        const { inverseFrequencies, ropeScale } = params;
+        ropeInto(settings, q, [b, 1, h, hd], positions, inverseFrequencies, ropeScale, q);
+        ropeInto(settings, k, [b, 1, hkv, hd], positions, inverseFrequencies, ropeScale, k);
+        const row = hkv * hd;
+        const [kv, vv, keyStore, valueStore] = [k.f32, v.f32, ks.f32, vs.f32];
+        for (let bi = 0; bi < b; bi++) {
+          keyStore.set(kv.subarray(bi * row, (bi + 1) * row), (bi * s + offset) * row);
+          valueStore.set(vv.subarray(bi * row, (bi + 1) * row), (bi * s + offset) * row);
+        }
+        const qShape = [b, 1, h, hd];
+        if (!decodeAttentionInto(settings, q, qShape, ks, vs, keys.shape, params.attention, heads)) {
+          attentionKernel(q.f32, qShape, ks.f32, vs.f32, keys.shape, params.attention, heads.f32);
+        }
+        matmulInto(settings, weightProduct(b, dim, h * hd), heads, ow, os);
+        const [ov, xv] = [os.f32, xs.f32];
+        for (let i = 0; i < ov.length; i++) ov[i] += xv[i];
+      } finally {
+        for (const storage of owned) storage.free();
+      }
+    },
+  };
+}
