@@ -307,6 +307,20 @@ const mutations = [
     to: "f.set(low, simd('f64x2.add', low, low));",
     groups: ['layernorm', 'layernormGrad', 'rmsnorm', 'rmsnormGrad'],
   },
+  {
+    name: "a decode step's keys rotated for the next position (JavaScript)",
+    file: 'packages/backend-cpu/src/fused/attention-step.ts',
+    from: 'const positions = new Array<number>(b).fill(offset);',
+    to: 'const positions = new Array<number>(b).fill(offset + 1);',
+    groups: ['attentionStep'],
+  },
+  {
+    name: "a decode step's residual skips the first element (JavaScript)",
+    file: 'packages/backend-cpu/src/fused/attention-step.ts',
+    from: 'for (let i = 0; i < ov.length; i++) ov[i] += xv[i];',
+    to: 'for (let i = 1; i < ov.length; i++) ov[i] += xv[i];',
+    groups: ['attentionStep'],
+  },
 ];
 
 function log(line) {

@@ -1,35 +1,8 @@
-import { CpuBackend } from '@loom/backend-cpu';
-import { type FusedKernels, matmul, scope, setBackend, tensor, zeros } from '@loom/tensor';
+import { matmul, scope, setBackend, tensor, zeros } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { makeConfig, type TransformerConfig, TransformerLM } from '../src/index';
+import { countingBackend, DECODE_CONFIG } from './counting-backend';
 import { TestCache } from './test-cache';
-
-const LLAMA = makeConfig('llama', {
-  vocabSize: 11,
-  dim: 16,
-  numLayers: 3,
-  numHeads: 4,
-  numKvHeads: 2,
-  hiddenDim: 24,
-  maxSeqLen: 8,
-});
-
-/** A CPU backend whose attentionStep kernel counts its calls. */
-function countingBackend(): { backend: CpuBackend; calls: () => number } {
-  const backend = new CpuBackend();
-  const kernel = backend.fused.attentionStep;
-  if (!kernel) throw new Error('the CPU backend has no attentionStep kernel');
-  let count = 0;
-  const fused: Partial<FusedKernels> = {
-    ...backend.fused,
-    attentionStep: (...args) => {
-      count++;
-      kernel(...args);
-    },
-  };
-  Object.defineProperty(backend, 'fused', { value: fused });
-  return { backend, calls: () => count };
-}
 
 /**
  * The logits of rows of tokens ([B, steps]) fed through a cache that hands out its storage (so the fused step may
@@ -64,23 +37,23 @@ async function decode(
 
 describe('a decode step runs the attention half of a llama block as one fused op', () => {
   const cases: [string, TransformerConfig, number[][], number][] = [
-    ['grouped-query heads', LLAMA, [[3, 1, 4, 1, 5, 9]], 0],
+    ['grouped-query heads', DECODE_CONFIG, [[3, 1, 4, 1, 5, 9]], 0],
     [
       'two sequences at once',
-      LLAMA,
+      DECODE_CONFIG,
       [
         [3, 1, 4, 1, 5],
         [2, 7, 1, 8, 2],
       ],
       0,
     ],
-    ['a sliding window', { ...LLAMA, numKvHeads: 4, slidingWindow: 3 }, [[3, 1, 4, 1, 5, 9, 2]], 0],
-    ['a prefix LM after its prefix', LLAMA, [[3, 1, 4, 1, 5, 9]], 3],
-    ['scaled RoPE', { ...LLAMA, ropeScaling: { type: 'linear', factor: 2 } }, [[3, 1, 4, 1, 5]], 0],
+    ['a sliding window', { ...DECODE_CONFIG, numKvHeads: 4, slidingWindow: 3 }, [[3, 1, 4, 1, 5, 9, 2]], 0],
+    ['a prefix LM after its prefix', DECODE_CONFIG, [[3, 1, 4, 1, 5, 9]], 3],
+    ['scaled RoPE', { ...DECODE_CONFIG, ropeScaling: { type: 'linear', factor: 2 } }, [[3, 1, 4, 1, 5]], 0],
   ];
   for (const [name, config, rows, prefix] of cases) {
     it(`${name}: once per layer per step, with the very logits of the separate ops`, async () => {
-      const { backend, calls } = countingBackend();
+      const { backend, calls } = countingBackend('attentionStep');
       setBackend(backend);
       const model = new TransformerLM(config).eval();
       const fused = await decode(model, rows, true, calls, prefix);
@@ -94,20 +67,20 @@ describe('a decode step runs the attention half of a llama block as one fused op
   }
 
   it('not while dropout is active, nor with an adapter, a bias or q/k norms, nor for learned positions', async () => {
-    const { backend, calls } = countingBackend();
+    const { backend, calls } = countingBackend('attentionStep');
     setBackend(backend);
     const tokens = [[3, 1, 4]];
-    const steps = tokens[0].length * LLAMA.numLayers;
-    const dropout = new TransformerLM(LLAMA, { dropout: 0.1 });
+    const steps = tokens[0].length * DECODE_CONFIG.numLayers;
+    const dropout = new TransformerLM(DECODE_CONFIG, { dropout: 0.1 });
     expect((await decode(dropout, tokens, true, calls)).fusedCalls).toBe(0);
     dropout.eval();
     expect((await decode(dropout, tokens, true, calls)).fusedCalls).toBe(steps);
-    const adapted = new TransformerLM(LLAMA).eval();
+    const adapted = new TransformerLM(DECODE_CONFIG).eval();
     adapted.layers[1].attention.wv.adapter = { delta: (x) => matmul(x, zeros([16, 8])) }; // [B, 1, 8] of zeros
     expect((await decode(adapted, tokens, true, calls)).fusedCalls).toBe(steps - tokens[0].length);
     for (const config of [
-      { ...LLAMA, qkvBias: true },
-      { ...LLAMA, qkNorm: true },
+      { ...DECODE_CONFIG, qkvBias: true },
+      { ...DECODE_CONFIG, qkNorm: true },
       makeConfig('gpt2', { vocabSize: 11, dim: 16, numLayers: 2, numHeads: 4, maxSeqLen: 8 }),
     ]) {
       const model = new TransformerLM(config).eval();

@@ -141,11 +141,12 @@ export class SelfAttention extends Module {
     const [b, t] = x.shape;
     const plain = [this.wq, this.wk, this.wv, this.wo].every((l) => l.plain);
     const kernel = kernelOf(x.backend, fusedOps.attentionStep);
+    const rotary = this.#rotary;
     if (
       t !== 1 ||
       !plain ||
       this.qNorm ||
-      !this.#rotary ||
+      !rotary ||
       this.#dropout.active ||
       !kernel ||
       !ctx.cache?.reserve
@@ -157,20 +158,22 @@ export class SelfAttention extends Module {
     if (stored === undefined) return undefined;
     return scope(() => {
       const { k, v } = stored;
-      const { inverseFrequencies, scale } = this.#rotary!.frequencies(offset + 1);
+      const { inverseFrequencies, scale } = rotary.frequencies(offset + 1);
       const prefix = Math.min(ctx.prefixLength ?? 0, k.shape[1]);
       const mask: AttentionMask = prefix > 0 ? { kind: 'prefix', length: prefix } : { kind: 'causal' };
       const out = zeros([b, 1, this.config.dim], { backend: x.backend }); // [B, 1, dim]
+      const weights = {
+        norm: norm.weight,
+        wq: this.wq.weight,
+        wk: this.wk.weight,
+        wv: this.wv.weight,
+        wo: this.wo.weight,
+      };
       attentionStep(
         out,
         x,
-        norm.weight,
-        this.wq.weight,
-        this.wk.weight,
-        this.wv.weight,
-        this.wo.weight,
-        k,
-        v,
+        weights,
+        { keys: k, values: v },
         {
           offset,
           inverseFrequencies,

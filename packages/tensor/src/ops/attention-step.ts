@@ -26,6 +26,20 @@ export interface AttentionStepParams {
   readonly attention: AttentionSpec;
 }
 
+/** The weights of a pre-norm llama attention block, as `attentionStep` takes them. */
+export interface AttentionStepWeights {
+  /** The RMSNorm's weight [dim]. */
+  readonly norm: Tensor;
+  /** [H·hd, dim] */
+  readonly wq: Tensor;
+  /** [Hkv·hd, dim] */
+  readonly wk: Tensor;
+  /** [Hkv·hd, dim] */
+  readonly wv: Tensor;
+  /** [dim, H·hd] */
+  readonly wo: Tensor;
+}
+
 /** Options of `attentionStep`. */
 export interface AttentionStepOptions {
   /** Position of the new token: its keys and values go to row `offset` of the store. */
@@ -139,21 +153,18 @@ export const attentionStepOp = inPlaceOp({
 
 /**
  * One decode step of a pre-norm llama attention block, in place (see `attentionStepOp`): writes the token's keys
- * and values into row `options.offset` of keys and values [B, S, Hkv, hd] and its block output x + attention Woᵀ
- * into out [B, 1, dim].
+ * and values into row `options.offset` of the store's keys and values [B, S, Hkv, hd] and its block output
+ * x + attention Woᵀ into out [B, 1, dim].
  */
 export function attentionStep(
   out: Tensor,
   x: Tensor,
-  normWeight: Tensor,
-  wq: Tensor,
-  wk: Tensor,
-  wv: Tensor,
-  wo: Tensor,
-  keys: Tensor,
-  values: Tensor,
+  weights: AttentionStepWeights,
+  store: { readonly keys: Tensor; readonly values: Tensor },
   options: AttentionStepOptions,
 ): void {
+  const { norm: normWeight, wq, wk, wv, wo } = weights;
+  const { keys, values } = store;
   const all = [out, x, normWeight, wq, wk, wv, wo, keys, values];
   sameBackend('attentionStep', ...all);
   for (const t of all) assertDType('attentionStep', t.dtype, ['f32']);

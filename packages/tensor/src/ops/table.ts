@@ -37,7 +37,7 @@ export { attention } from './attention';
 export type { AttentionGrads } from './attention-grad';
 export { attentionGrad } from './attention-grad';
 export type { AttentionOptions } from './attention-options';
-export type { AttentionStepOptions, AttentionStepParams } from './attention-step';
+export type { AttentionStepOptions, AttentionStepParams, AttentionStepWeights } from './attention-step';
 export { attentionStep } from './attention-step';
 export { geglu } from './geglu';
 export { geluGrad } from './gelu-grad';
