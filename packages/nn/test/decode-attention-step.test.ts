@@ -1,4 +1,13 @@
-import { matmul, scope, setBackend, tensor, zeros } from '@loom/tensor';
+import {
+  attentionStep,
+  matmul,
+  randn,
+  ropeInverseFrequencies,
+  scope,
+  setBackend,
+  tensor,
+  zeros,
+} from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import { makeConfig, type TransformerConfig, TransformerLM } from '../src/index';
 import { countingBackend, DECODE_CONFIG } from './counting-backend';
@@ -89,5 +98,37 @@ describe('a decode step runs the attention half of a llama block as one fused op
     }
     dropout.dispose();
     adapted.dispose();
+  });
+
+  it('refuses shapes and options that do not fit, naming them', () => {
+    setBackend(countingBackend('attentionStep').backend);
+    const x = randn([1, 1, 16], { seed: 1 });
+    const out = zeros([1, 1, 16]);
+    const weights = {
+      norm: randn([16], { seed: 2 }),
+      wq: randn([16, 16], { seed: 3 }),
+      wk: randn([8, 16], { seed: 4 }),
+      wv: randn([8, 16], { seed: 5 }),
+      wo: randn([16, 16], { seed: 6 }),
+    };
+    const store = { keys: zeros([1, 8, 2, 4]), values: zeros([1, 8, 2, 4]) };
+    const options = { offset: 3, inverseFrequencies: ropeInverseFrequencies(4, 10_000) };
+    expect(() => attentionStep(out, x, weights, store, options)).not.toThrow();
+    expect(() => attentionStep(out, x, { ...weights, wk: zeros([8, 15]) }, store, options)).toThrow(
+      'attentionStep: wk must have shape [8, 16] (dim 16 from x, Hkv 2 and hd 4 from keys, H·hd from wq, a multiple of hd), got [8, 15]',
+    );
+    expect(() => attentionStep(out, x, weights, store, { ...options, offset: 8 })).toThrow(
+      'attentionStep: offset must be an integer in [0, 8) (a row of keys), got 8',
+    );
+    expect(() => attentionStep(out, x, weights, store, { ...options, inverseFrequencies: [1] })).toThrow(
+      'attentionStep: expected 2 inverse frequencies (one per pair of a head of 4, an even size), got 1',
+    );
+    const two = zeros([1, 2, 16]);
+    expect(() => attentionStep(two, two, weights, store, options)).toThrow(
+      'attentionStep: expected x and out [B, 1, dim] (one token per row), got x [1, 2, 16], out [1, 2, 16]',
+    );
+    expect(() => attentionStep(out, x, weights, store, { ...options, window: 1.5 })).toThrow(
+      'attentionStep: window must be an integer',
+    );
   });
 });

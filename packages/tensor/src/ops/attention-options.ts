@@ -23,11 +23,11 @@ function checkCount(
   what: string,
   value: number,
   max: number,
-  shapes: string,
+  shapes: () => string,
   hint: string,
 ): void {
   if (!Number.isInteger(value) || value < 0 || value > max) {
-    throw new Error(`${op}: ${what} must be an integer in [0, ${max}], got ${value}; ${shapes}; ${hint}`);
+    throw new Error(`${op}: ${what} must be an integer in [0, ${max}], got ${value}; ${shapes()}; ${hint}`);
   }
 }
 
@@ -55,14 +55,17 @@ export function attentionSpecOfShapes(
   vShape: Shape,
   options: AttentionOptions,
 ): AttentionSpec {
-  const shapes = `q ${showShape(qShape)}, k ${showShape(kShape)}, v ${showShape(vShape)}`;
+  // Named in errors only: built when one is thrown, not on every call.
+  const shapes = () => `q ${showShape(qShape)}, k ${showShape(kShape)}, v ${showShape(vShape)}`;
   if (qShape.length !== 4 || kShape.length !== 4 || !shapesEqual(kShape, vShape)) {
-    throw new Error(`${op}: expected q [B, T, H, hd] and k, v [B, S, Hkv, hd] of equal shape; got ${shapes}`);
+    throw new Error(
+      `${op}: expected q [B, T, H, hd] and k, v [B, S, Hkv, hd] of equal shape; got ${shapes()}`,
+    );
   }
   const [b, t, h, hd] = qShape;
   const [kb, s, hkv, khd] = kShape;
   if (kb !== b || khd !== hd || hkv === 0 || h % hkv !== 0) {
-    throw new Error(`${op}: batch and head size must match and Hkv must divide H; got ${shapes}`);
+    throw new Error(`${op}: batch and head size must match and Hkv must divide H; got ${shapes()}`);
   }
   const mask = options.mask ?? { kind: 'causal' };
   if (mask.kind !== 'none' && mask.kind !== 'causal' && mask.kind !== 'prefix') {
@@ -77,13 +80,13 @@ export function attentionSpecOfShapes(
   const offset = options.offset ?? s - t;
   if ((mask.kind !== 'none' || window > 0) && (!Number.isInteger(offset) || offset < 0 || offset + t > s)) {
     throw new Error(
-      `${op}: offset ${offset} with ${t} queries needs ${offset + t} keys, got ${s}; ${shapes}`,
+      `${op}: offset ${offset} with ${t} queries needs ${offset + t} keys, got ${s}; ${shapes()}`,
     );
   }
   const keyLengths = options.keyLengths ?? [];
   if (keyLengths.length !== 0 && keyLengths.length !== b) {
     throw new Error(
-      `${op}: keyLengths needs one length per batch row (${b}), got ${keyLengths.length}; ${shapes}`,
+      `${op}: keyLengths needs one length per batch row (${b}), got ${keyLengths.length}; ${shapes()}`,
     );
   }
   for (const length of keyLengths)
