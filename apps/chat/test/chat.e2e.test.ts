@@ -10,6 +10,7 @@ import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelFilesIn, serveChat } from '../src/serve/static-server';
 import { CHROMIUM, CHROMIUM_FLAGS, haveChromium } from './chromium';
+import { stopInPage } from './stop-in-page';
 
 const APP = join(import.meta.dirname, '..');
 const ARTIFACTS = join(APP, 'test-artifacts');
@@ -80,25 +81,6 @@ async function setControl(page: Page, label: string, value: string): Promise<voi
 async function send(page: Page, text: string): Promise<void> {
   await page.getByLabel('Message', { exact: true }).fill(text);
   await page.getByLabel('Message', { exact: true }).press('Enter');
-}
-
-/**
- * Stops the next reply from inside the page once it shows more than `tokens` tokens, by its Stop button or by Esc
- * (the window's keydown, which the page listens to), in the same turn of the page's event loop.
- */
-async function stopInPage(page: Page, tokens: number, how: 'button' | 'escape'): Promise<void> {
-  await page.evaluate(
-    ([count, by]) => {
-      const observer = new MutationObserver(() => {
-        if (document.querySelectorAll('.streaming .token').length <= count) return;
-        observer.disconnect();
-        if (by === 'escape') window.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' }));
-        else [...document.querySelectorAll('button')].find((b) => b.textContent?.trim() === 'Stop')?.click();
-      });
-      observer.observe(document.body, { childList: true, subtree: true });
-    },
-    [tokens, how] as const,
-  );
 }
 
 /** Sends a message and waits for the reply's figures. */
