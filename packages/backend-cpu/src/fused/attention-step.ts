@@ -1,13 +1,11 @@
 import type { AttentionStepParams, FusedKernels } from '@loom/tensor';
 import { matmulInto, weightProduct } from '../matmul';
-import { normRowsInto } from '../norm-rows';
 import type { CpuStorage } from '../storage';
-import { NORM_KERNELS } from '../wasm/norm-kernel';
 import { attentionKernel } from './attention';
 import { decodeAttentionInto } from './decode-attention';
 import { KeptScratch } from './kept-scratch';
 import type { CpuKernelContext } from './kernel-context';
-import { rmsnormKernel } from './norm';
+import { rmsnormInto } from './norm';
 import { ropeInto } from './rope';
 
 /** The normalised rows, the queries, the new keys and values, and the heads' attention outputs. */
@@ -36,9 +34,7 @@ export function attentionStepKernels(ctx: CpuKernelContext): Pick<FusedKernels, 
         const k = scratch.get(2, b * hkv * hd, ctx.precision, owned);
         const v = scratch.get(3, b * hkv * hd, ctx.precision, owned);
         const heads = scratch.get(4, b * h * hd, ctx.precision, owned);
-        if (!normRowsInto(settings, NORM_KERNELS.rmsnorm, [xs], [ns], n, params.eps)) {
-          rmsnormKernel(xs.f32, ns.f32, params.eps, n.f32);
-        }
+        rmsnormInto(settings, xs, ns, params.eps, n);
         matmulInto(settings, weightProduct(b, h * hd, dim), n, qw, q);
         matmulInto(settings, weightProduct(b, hkv * hd, dim), n, kw, k);
         matmulInto(settings, weightProduct(b, hkv * hd, dim), n, vw, v);

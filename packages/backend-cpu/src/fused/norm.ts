@@ -3,6 +3,7 @@ import { normRowsInto } from '../norm-rows';
 import type { FloatArray } from '../precision';
 import type { CpuStorage } from '../storage';
 import { NORM_KERNELS, type NormKernelName } from '../wasm/norm-kernel';
+import type { CpuKernelSettings } from '../wasm/settings';
 import type { CpuKernelContext } from './kernel-context';
 
 /** 1 / sqrt(mean(x[o..o+d)²) + eps). */
@@ -34,6 +35,22 @@ export function rmsnormKernel(x: FloatArray, weight: FloatArray, eps: number, ou
     const o = r * d;
     const inv = rmsScale(x, o, d, eps);
     for (let i = 0; i < d; i++) out[o + i] = x[o + i] * inv * weight[i];
+  }
+}
+
+/**
+ * out = rmsnorm(x, weight, eps) between storages, for fused kernels that normalise their input first: the row kernel
+ * where `normRowsInto` takes the operands, else `rmsnormKernel`.
+ */
+export function rmsnormInto(
+  settings: CpuKernelSettings,
+  x: CpuStorage,
+  weight: CpuStorage,
+  eps: number,
+  out: CpuStorage,
+): void {
+  if (!normRowsInto(settings, NORM_KERNELS.rmsnorm, [x], [weight], out, eps)) {
+    rmsnormKernel(x.f32, weight.f32, eps, out.f32);
   }
 }
 

@@ -1,12 +1,10 @@
 import { swigluInto } from '../activation';
 import { matmulInto, weightProduct } from '../matmul';
-import { normRowsInto } from '../norm-rows';
 import type { CpuPrecision } from '../precision';
 import type { CpuStorage } from '../storage';
-import { NORM_KERNELS } from '../wasm/norm-kernel';
 import type { CpuKernelSettings } from '../wasm/settings';
 import { KeptScratch } from './kept-scratch';
-import { rmsnormKernel } from './norm';
+import { rmsnormInto } from './norm';
 
 /** The operands of one pre-norm SwiGLU feed-forward (see `swigluBlock` in @loom/tensor). */
 export interface SwigluBlockOperands {
@@ -46,9 +44,7 @@ export function swigluBlockInto(
   const gate = scratch.get(1, rows * hidden, precision, owned);
   const up = scratch.get(2, rows * hidden, precision, owned);
   try {
-    if (!normRowsInto(settings, NORM_KERNELS.rmsnorm, [x], [normWeight], n, eps)) {
-      rmsnormKernel(x.f32, normWeight.f32, eps, n.f32);
-    }
+    rmsnormInto(settings, x, normWeight, eps, n);
     const toHidden = weightProduct(rows, hidden, dim);
     matmulInto(settings, toHidden, n, w1, gate);
     matmulInto(settings, toHidden, n, w3, up);
