@@ -159,8 +159,7 @@ export class SelfAttention extends Module {
     return scope(() => {
       const { k, v } = stored;
       const { inverseFrequencies, scale } = rotary.frequencies(offset + 1);
-      const prefix = Math.min(ctx.prefixLength ?? 0, k.shape[1]);
-      const mask: AttentionMask = prefix > 0 ? { kind: 'prefix', length: prefix } : { kind: 'causal' };
+      const mask = maskOf(ctx.prefixLength ?? 0, k.shape[1]);
       const out = zeros([b, 1, this.config.dim], { backend: x.backend }); // [B, 1, dim]
       const weights = {
         norm: norm.weight,
@@ -203,12 +202,20 @@ export class SelfAttention extends Module {
       const keyLengths = new Array<number>(q.shape[0]).fill(layout.filled);
       return attention(q, kv.k, kv.v, { mask: { kind: 'none' }, keyLengths });
     }
-    const prefix = Math.min(prefixLength - layout.start, kv.k.shape[1]);
-    const mask: AttentionMask = prefix > 0 ? { kind: 'prefix', length: prefix } : { kind: 'causal' };
+    const mask = maskOf(prefixLength - layout.start, kv.k.shape[1]);
     return attention(q, kv.k, kv.v, {
       mask,
       offset: offset - layout.start,
       window: this.config.slidingWindow,
     });
   }
+}
+
+/**
+ * The mask over `keys` stored keys whose first `prefix` (counted from the first stored) form a prefix LM's
+ * bidirectional prefix: causal when none of them does.
+ */
+function maskOf(prefix: number, keys: number): AttentionMask {
+  const length = Math.min(prefix, keys);
+  return length > 0 ? { kind: 'prefix', length } : { kind: 'causal' };
 }
