@@ -117,6 +117,9 @@ describe('a decode step runs the attention half of a llama block as one fused op
     expect(() => attentionStep(out, x, { ...weights, wk: zeros([8, 15]) }, store, options)).toThrow(
       'attentionStep: wk must have shape [8, 16] (dim 16 from x, Hkv 2 and hd 4 from keys, H·hd from wq, a multiple of hd), got [8, 15]',
     );
+    expect(() => attentionStep(out, x, { ...weights, wq: zeros([15, 16]) }, store, options)).toThrow(
+      'attentionStep: wq must have H·hd rows, a non-zero multiple of hd 4 (from keys [1, 8, 2, 4]), got [15, 16]',
+    );
     expect(() => attentionStep(out, x, weights, store, { ...options, offset: 8 })).toThrow(
       'attentionStep: offset must be an integer in [0, 8) (a row of keys), got 8',
     );

@@ -181,6 +181,12 @@ export function attentionStep(
   }
   const [, , hkv, hd] = keys.shape;
   const heads = hd === 0 ? 0 : wq.shape[0] / hd;
+  if (!Number.isInteger(heads) || heads === 0) {
+    throw new Error(
+      `attentionStep: wq must have H·hd rows, a non-zero multiple of hd ${hd} (from keys ${showShape(keys.shape)}), ` +
+        `got ${showShape(wq.shape)}`,
+    );
+  }
   const expected: [string, Tensor, readonly number[]][] = [
     ['normWeight', normWeight, [dim]],
     ['wq', wq, [heads * hd, dim]],
@@ -189,7 +195,7 @@ export function attentionStep(
     ['wo', wo, [dim, heads * hd]],
   ];
   for (const [name, w, shape] of expected) {
-    if (!Number.isInteger(heads) || heads === 0 || !shapesEqual(w.shape, shape)) {
+    if (!shapesEqual(w.shape, shape)) {
       throw new Error(
         `attentionStep: ${name} must have shape ${showShape(shape)} (dim ${dim} from x, Hkv ${hkv} and hd ${hd} from keys, ` +
           `H·hd from wq, a multiple of hd), got ${showShape(w.shape)}`,
