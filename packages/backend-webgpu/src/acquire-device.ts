@@ -1,4 +1,4 @@
-import { optionalFeatures } from './device-features';
+import { type DeviceFeatures, optionalFeatures } from './device-features';
 import { requestedLimits } from './device-limits';
 
 export interface WebGPUBackendOptions {
@@ -7,6 +7,8 @@ export interface WebGPUBackendOptions {
   /** Where to find an adapter: in Node, `create([])` from the `webgpu` package; defaults to `navigator.gpu`. */
   readonly gpu?: Pick<GPU, 'requestAdapter'>;
   readonly powerPreference?: GPUPowerPreference;
+  /** Kernel paths to take instead of the detected ones (tests): e.g. `software: false` on a CPU rasteriser. */
+  readonly features?: Partial<DeviceFeatures>;
 }
 
 export const NO_ADAPTER_MESSAGE =

@@ -29,7 +29,7 @@ export interface GpuCounts {
   readonly bindGroups: number;
   /**
    * Bytes of storage the dispatches bind as inputs: each dispatch adds the bound size of every input, or
-   * the bytes its geometry reads where the kernel says so (attention: the visible keys and values). An upper
+   * the bytes its geometry reads where the kernel says so (attention: the visible keys and values; a gather: the rows it picks). An upper
    * bound on what the kernels read from memory, since every kernel reads each bound input at most once per
    * dispatch through its cache.
    */

@@ -44,14 +44,14 @@ export class WebGPUBackend implements Backend {
   readonly fused: Partial<FusedKernels>;
   readonly #rt: GpuRuntime;
 
-  private constructor(device: GPUDevice) {
-    this.#rt = new GpuRuntime(device);
+  private constructor(device: GPUDevice, features?: Partial<DeviceFeatures>) {
+    this.#rt = new GpuRuntime(device, features);
     this.fused = fusedKernels(this.#rt);
   }
 
   /** Runs on `options.device`, or on a new device from `options.gpu` (Node) or `navigator.gpu` (browsers). */
   static async create(options: WebGPUBackendOptions = {}): Promise<WebGPUBackend> {
-    return new WebGPUBackend(await acquireDevice(options));
+    return new WebGPUBackend(await acquireDevice(options), options.features);
   }
 
   get device(): GPUDevice {

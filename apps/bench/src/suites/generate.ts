@@ -394,7 +394,7 @@ export const generateSuite: Suite = {
       notes.push(
         `webgpu counts: decode steps ${WARM_UP_STEPS + 1}..${WARM_UP_STEPS + COUNTED_STEPS} of a fresh session; ` +
           'bytes read per token add up the storage each dispatch binds as input (attention: the visible keys ' +
-          'and values only), an upper bound (an embedding gather binds the whole table for one row). ' +
+          'and values only; the embedding gather: the rows it picks), an upper bound. ' +
           `Device: ${matvec}; subgroups ${subgroups ? 'present' : 'absent'}, shader-f16 ${shaderF16 ? 'present (unused)' : 'absent'}.`,
       );
     }

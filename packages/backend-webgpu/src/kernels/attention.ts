@@ -117,7 +117,7 @@ function keysRead(spec: AttentionSpec, batch: number, steps: number, keys: numbe
  * reads kv head floor(h / (H / Hkv)); query t of row b sees one range of keys: from the window's first to
  * the end its mask and, with padding, `keyLengths[b]` (uploaded as a u32 buffer) allow.
  */
-function attention(
+export function attention(
   rt: GpuRuntime,
   q: TensorInfo,
   k: TensorInfo,

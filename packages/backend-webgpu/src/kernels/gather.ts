@@ -37,6 +37,8 @@ export function gather(rt: GpuRuntime, table: TensorInfo, ids: TensorInfo): GpuS
     outputs: [out],
     params: params.pack({ count, rowSize, rows }),
     workgroups: Math.ceil(count / wg),
+    // Each id reads its one row (at most, as an out-of-range id reads none), not the whole table it binds.
+    readBytes: 4 * (count + sizeOf(ids.shape)),
   });
   return out;
 }

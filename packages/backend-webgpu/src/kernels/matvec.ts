@@ -17,31 +17,63 @@ const params = new ParamLayout()
  * How B stored [n, k] is walked: a thread per row on CPU rasterisers, a workgroup per row on GPUs, whose
  * threads then add up their partial sums through subgroups or shared memory.
  */
-type RowStrategy = 'thread' | 'subgroups' | 'shared';
-type RowReduction = Exclude<RowStrategy, 'thread'>;
+export type RowStrategy = 'thread' | 'subgroups' | 'shared';
+export type RowReduction = Exclude<RowStrategy, 'thread'>;
+
+/** Names a reduction reads and writes, so that one kernel can hold two (`prefix` namespaces its own). */
+export interface ReductionNames {
+  readonly type: 'f32' | 'vec4<f32>';
+  /** The thread's partial value, and the `let` the sum is given to. */
+  readonly acc: string;
+  readonly total: string;
+  readonly prefix: string;
+}
+
+const SCALAR_SUM: ReductionNames = { type: 'f32', acc: 'acc', total: 'total', prefix: '' };
 
 /**
- * Sums `acc` over the workgroup into `total` on thread 0. With subgroups, each subgroup adds in registers
- * and its first lane leaves the sum in shared memory, which thread 0 adds up (no assumption on how
- * subgroups tile the workgroup: lanes that are not first leave zeros); otherwise a shared-memory tree.
+ * Sums `acc` (an f32, or a vec4<f32> of four sums) over the workgroup into `total`: on every thread for an f32,
+ * on thread 0 for a vec4. With subgroups, each subgroup adds in registers and its first lane leaves the sum in
+ * shared memory, which is then added up (no assumption on how subgroups tile the workgroup: lanes that are not
+ * first leave zeros); otherwise a shared-memory tree.
  */
-function reduction(kind: RowReduction, wg: number): { decl: string; body: string } {
+export function reduction(
+  kind: RowReduction,
+  wg: number,
+  { type, acc, total, prefix }: ReductionNames = SCALAR_SUM,
+): { decl: string; body: string } {
   if (kind === 'shared') {
     return {
-      decl: workgroupReduce('sum_all', 'f32', wg, 'a + b'),
-      body: 'let total = sum_all(acc, lid);',
+      decl: workgroupReduce(`${prefix}sum_all`, type, wg, 'a + b'),
+      body: `let ${total} = ${prefix}sum_all(${acc}, lid);`,
+    };
+  }
+  if (type === 'vec4<f32>') {
+    return {
+      decl: `var<workgroup> ${prefix}partial: array<vec4<f32>, ${wg}>;`,
+      body: `${prefix}partial[lid] = select(vec4<f32>(0.0), subgroupAdd(${acc}), sid == 0u);
+  workgroupBarrier();
+  var ${total} = vec4<f32>(0.0);
+  if (lid == 0u) { for (var i = 0u; i < ${wg}u; i++) { ${total} += ${prefix}partial[i]; } }`,
     };
   }
   return {
-    decl: `var<workgroup> partial: array<vec4<f32>, ${wg / 4}>;`,
-    body: `let part = subgroupAdd(acc);
-  partial[lid / 4u][lid % 4u] = select(0.0, part, sid == 0u);
+    decl: `var<workgroup> ${prefix}partial: array<vec4<f32>, ${wg / 4}>;`,
+    body: `${prefix}partial[lid / 4u][lid % 4u] = select(0.0, subgroupAdd(${acc}), sid == 0u);
   workgroupBarrier();
-  var sums = vec4<f32>(0.0);
-  for (var i = 0u; i < ${wg / 4}u; i++) { sums += partial[i]; }
-  let total = sums.x + sums.y + sums.z + sums.w;`,
+  var ${prefix}sums = vec4<f32>(0.0);
+  for (var i = 0u; i < ${wg / 4}u; i++) { ${prefix}sums += ${prefix}partial[i]; }
+  let ${total} = ${prefix}sums.x + ${prefix}sums.y + ${prefix}sums.z + ${prefix}sums.w;`,
   };
 }
+
+/**
+ * What an output adds to its dot product: nothing, `res` bound as an input of the output's shape (a residual
+ * stream), or the output's own value (the residual is the output buffer, updated in place).
+ */
+type Residual = 'none' | 'input' | 'in-place';
+
+const RESIDUAL_TERM: Record<Residual, string> = { none: '', input: 'res[o] + ', 'in-place': 'out[o] + ' };
 
 /** WGSL of a dot-product term at step kk: one vec4 `dot` or one scalar product. */
 function dotCode(width: 1 | 4): string {
@@ -66,12 +98,12 @@ function outputCode(index: string, bOffset: string): string {
  * B stored [n, k] on a CPU rasteriser: each thread walks one row of B, four values per load when k allows.
  * Neighbouring threads' rows share cache lines over consecutive steps, which suits the CPU's SIMD lanes.
  */
-function threadRowsCode(wg: number, width: 1 | 4): string {
+function threadRowsCode(wg: number, width: 1 | 4, residual: Residual): string {
   const dot = dotCode(width);
   return `${entryPoint(wg)}
 ${outputCode(`gid * ${wg}u + lid`, 'j * p.k')}
   for (var kk = 0u; kk < p.k; kk++) { acc += ${dot}; }
-  out[o] = acc;
+  out[o] = ${RESIDUAL_TERM[residual]}acc;
 }`;
 }
 
@@ -80,39 +112,42 @@ ${outputCode(`gid * ${wg}u + lid`, 'j * p.k')}
  * the row side by side (`width` values per load, vec4 when k allows), so each step of the workgroup reads
  * one contiguous span of the weight: the coalesced stream a GPU needs for a bandwidth-bound product.
  */
-function rowsCode(wg: number, width: 1 | 4, kind: RowReduction): string {
+function rowsCode(wg: number, width: 1 | 4, kind: RowReduction, residual: Residual): string {
   const dot = dotCode(width);
   const { decl, body } = reduction(kind, wg);
-  const header = entryPoint(wg).replace(
-    'local_invocation_index) lid: u32',
-    kind === 'subgroups'
-      ? 'local_invocation_index) lid: u32, @builtin(subgroup_invocation_id) sid: u32'
-      : 'local_invocation_index) lid: u32',
-  );
   return `${decl}
-${header}
+${rowEntryPoint(wg, kind)}
 ${outputCode('gid', 'j * p.k')}
   for (var kk = lid; kk < p.k; kk += ${wg}u) { acc += ${dot}; }
   ${body}
-  if (lid == 0u) { out[o] = total; }
+  if (lid == 0u) { out[o] = ${RESIDUAL_TERM[residual]}total; }
 }`;
 }
 
+/** The entry point of a kernel whose workgroup sums its threads' partial values by `kind` (`sid`: the subgroup lane). */
+export function rowEntryPoint(wg: number, kind: RowReduction): string {
+  const lane = kind === 'subgroups' ? ', @builtin(subgroup_invocation_id) sid: u32' : '';
+  return entryPoint(wg).replace(
+    'local_invocation_index) lid: u32',
+    `local_invocation_index) lid: u32${lane}`,
+  );
+}
+
 /** B stored [k, n]: each thread owns an output column and neighbours read neighbouring columns. */
-function columnsCode(wg: number): string {
+function columnsCode(wg: number, residual: Residual): string {
   return `${entryPoint(wg)}
 ${outputCode(`gid * ${wg}u + lid`, 'j')}
   for (var kk = 0u; kk < p.k; kk++) { acc += a[aBase + kk] * b[bBase + kk * p.n]; }
-  out[o] = acc;
+  out[o] = ${RESIDUAL_TERM[residual]}acc;
 }`;
 }
 
 /** A program whose WGSL opens with `enable subgroups;` (the directive must precede every declaration). */
-function withSubgroups(program: KernelProgram): KernelProgram {
+export function withSubgroups(program: KernelProgram): KernelProgram {
   return { ...program, code: () => `enable subgroups;\n${program.code()}` };
 }
 
-function rowStrategy(rt: GpuRuntime): RowStrategy {
+export function rowStrategy(rt: GpuRuntime): RowStrategy {
   if (rt.features.software) return 'thread';
   return rt.features.subgroups ? 'subgroups' : 'shared';
 }
@@ -123,9 +158,25 @@ function rowStrategy(rt: GpuRuntime): RowStrategy {
  * rasterisers; B stored [k, n] a thread per output.
  */
 export function matvec(rt: GpuRuntime, a: TensorInfo, b: TensorInfo, spec: MatmulSpec): GpuStorage {
-  const inputs = [rt.storage(a.id), rt.storage(b.id)];
+  const out = rt.alloc(spec.batch * spec.n, 'f32');
+  matvecInto(rt, out, rt.storage(a.id), rt.storage(b.id), spec);
+  return out;
+}
+
+/**
+ * `matvec` written into `out` [batch, n], plus `residual` [batch, n] where given (which may be `out` itself:
+ * out += a Bᵀ): a block's output projection and its residual add in one dispatch.
+ */
+export function matvecInto(
+  rt: GpuRuntime,
+  out: GpuStorage,
+  a: GpuStorage,
+  b: GpuStorage,
+  spec: MatmulSpec,
+  residual?: GpuStorage,
+): void {
   const count = spec.batch * spec.n;
-  const out = rt.alloc(count, 'f32');
+  const mode: Residual = residual === undefined ? 'none' : residual === out ? 'in-place' : 'input';
   const aligned = spec.k % 4 === 0 && spec.aBatchStride % 4 === 0 && spec.bBatchStride % 4 === 0;
   const width = spec.transB && spec.k > 0 && aligned ? 4 : 1;
   const type = width === 4 ? 'vec4<f32>' : 'f32';
@@ -135,26 +186,28 @@ export function matvec(rt: GpuRuntime, a: TensorInfo, b: TensorInfo, spec: Matmu
   const code = (): string => {
     switch (strategy) {
       case 'columns':
-        return columnsCode(wg);
+        return columnsCode(wg, mode);
       case 'thread':
-        return threadRowsCode(wg, width);
+        return threadRowsCode(wg, width, mode);
       default:
-        return rowsCode(wg, width, strategy);
+        return rowsCode(wg, width, strategy, mode);
     }
   };
+  const inputs = [
+    { name: 'a', type },
+    { name: 'b', type },
+  ];
+  if (mode === 'input') inputs.push({ name: 'res', type: 'f32' });
   const program = makeProgram(
-    `matvec:${strategy}${width}:${wg}`,
-    [
-      { name: 'a', type },
-      { name: 'b', type },
-    ],
+    `matvec:${strategy}${width}:${wg}:${mode}`,
+    inputs,
     [{ name: 'out', type: 'f32' }],
     params,
     code,
   );
   rt.launch({
     program: strategy === 'subgroups' ? withSubgroups(program) : program,
-    inputs,
+    inputs: residual !== undefined && mode === 'input' ? [a, b, residual] : [a, b],
     outputs: [out],
     params: params.pack({
       count,
@@ -165,5 +218,4 @@ export function matvec(rt: GpuRuntime, a: TensorInfo, b: TensorInfo, spec: Matmu
     }),
     workgroups: perRow ? count : Math.ceil(count / wg),
   });
-  return out;
 }
