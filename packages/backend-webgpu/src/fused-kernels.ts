@@ -1,4 +1,5 @@
 import type { FusedKernels } from '@loom/tensor';
+import { adamwKernels } from './kernels/adamw';
 import { attentionKernels } from './kernels/attention';
 import { attentionStepKernels } from './kernels/attention-step';
 import { pointwiseKernels } from './kernels/fused-pointwise';
@@ -12,8 +13,8 @@ import type { GpuRuntime } from './runtime';
 
 /**
  * The fused kernels this backend has, each a single WGSL kernel (cross-entropy and the SwiGLU block: two; a
- * decode step's attention half: three), joined from the kernel families' slices; the norm backward passes,
- * AdamW and the cross-entropy's gradient run as composites.
+ * decode step's attention half: three), joined from the kernel families' slices; the norm backward passes and
+ * the cross-entropy's gradient run as composites.
  */
 export function fusedKernels(rt: GpuRuntime): Partial<FusedKernels> {
   return {
@@ -26,5 +27,6 @@ export function fusedKernels(rt: GpuRuntime): Partial<FusedKernels> {
     ...selectiveScanKernels(rt),
     ...swigluBlockKernels(rt),
     ...attentionStepKernels(rt),
+    ...adamwKernels(rt),
   };
 }

@@ -5,7 +5,7 @@ import { InferenceSession, type TokenChooser } from '@loom/runtime';
 /** What one greedy decode step asked of the device: the differences of the backend's counters across it. */
 export type StepCounts = { readonly [K in keyof GpuCounts]: number };
 
-function difference(after: GpuCounts, before: GpuCounts): StepCounts {
+export function difference(after: GpuCounts, before: GpuCounts): StepCounts {
   const step: Partial<Record<keyof GpuCounts, number>> = {};
   for (const key of Object.keys(before) as (keyof GpuCounts)[]) step[key] = after[key] - before[key];
   return step as StepCounts;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { AutodiffBackend, valueAndGrad } from '@loom/autograd';
 import { CpuBackend } from '@loom/backend-cpu';
+import { WebGPUBackend } from '@loom/backend-webgpu';
 import {
   AdamW,
   makeConfig,
@@ -17,6 +18,7 @@ import { torchTrainMs } from '../peers/torch-train';
 import { sharedDataFile } from '../shared-data';
 import { median } from '../stats';
 import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
+import { difference, type StepCounts } from './decode-counts';
 
 /** The issue's reference setup: char-level TinyShakespeare, 4 layers, 4 heads, dim 128, block 64, batch 12. */
 const REFERENCE = { layers: 4, heads: 4, dim: 128, block: 64, batch: 12 } as const;
@@ -76,12 +78,16 @@ interface StepTimes {
   /** Gradient clipping and the AdamW update, finished. */
   readonly updateMs: number;
   readonly loss: number;
+  /** What the step asked of a WebGPU device (counter differences), on that backend. */
+  readonly counts?: StepCounts;
 }
 
 /** Median timings of the reference training step for one preset, after a warm-up. */
 async function timeTraining(preset: Preset, backendName: SuiteOptions['backend']): Promise<Timing> {
   const { tokens, vocabSize } = trainingTokens();
-  setBackend(new AutodiffBackend(await createBackend(backendName)));
+  const inner = await createBackend(backendName);
+  const gpu = inner instanceof WebGPUBackend ? inner : undefined;
+  setBackend(new AutodiffBackend(inner));
   const { layers, heads, dim, block } = REFERENCE;
   const config = makeConfig(preset, { vocabSize, dim, numLayers: layers, numHeads: heads, maxSeqLen: block });
   const model = new TransformerLM(config, { seed: 1337 });
@@ -91,6 +97,7 @@ async function timeTraining(preset: Preset, backendName: SuiteOptions['backend']
   const steps: StepTimes[] = [];
   for (let step = 0; step < WARM_UP + TIMED; step++) {
     const { inputs, targets } = batchAt(tokens, step);
+    const before = gpu?.stats();
     const start = performance.now();
     const { value, grads } = valueAndGrad(() => model.loss(inputs, targets), params);
     const loss = await value.item();
@@ -99,7 +106,8 @@ async function timeTraining(preset: Preset, backendName: SuiteOptions['backend']
     await params[params.length - 1].data();
     const done = performance.now();
     for (const t of [inputs, targets, value, ...grads]) t.dispose();
-    if (step >= WARM_UP) steps.push({ gradMs: graded - start, updateMs: done - graded, loss });
+    const counts = gpu && before ? difference(gpu.stats(), before) : undefined;
+    if (step >= WARM_UP) steps.push({ gradMs: graded - start, updateMs: done - graded, loss, counts });
   }
   optimizer.dispose();
   model.dispose();
@@ -109,6 +117,21 @@ async function timeTraining(preset: Preset, backendName: SuiteOptions['backend']
     updateMs: median(steps.map((s) => s.updateMs)),
     ms: median(steps.map((s) => s.gradMs + s.updateMs)),
     loss: steps[steps.length - 1].loss,
+    counts: stepCounts(steps),
+  };
+}
+
+/** The device counters of the timed steps, where they ran on WebGPU: means, and the most buffers one created. */
+function stepCounts(steps: readonly StepTimes[]): Timing['counts'] {
+  const counted = steps.flatMap((s) => (s.counts ? [s.counts] : []));
+  if (counted.length === 0) return undefined;
+  const mean = (key: keyof StepCounts): number =>
+    counted.reduce((sum, c) => sum + c[key], 0) / counted.length;
+  return {
+    dispatches: mean('dispatches'),
+    submits: mean('submits'),
+    uploads: mean('uploads'),
+    buffersCreated: Math.max(...counted.map((c) => c.buffersCreated)),
   };
 }
 
@@ -119,6 +142,13 @@ interface Timing {
   readonly updateMs: number;
   readonly ms: number;
   readonly loss: number;
+  /** On WebGPU, per timed step: dispatches, command buffers and tensor uploads (means), buffers created (most). */
+  readonly counts?: {
+    readonly dispatches: number;
+    readonly submits: number;
+    readonly uploads: number;
+    readonly buffersCreated: number;
+  };
 }
 
 /** The timing of the round whose ms/iteration is the median of the rounds. */
@@ -167,6 +197,14 @@ export const trainSuite: Suite = {
         'tokens/s': Math.round((batch * block * 1000) / t.ms),
         ...(torchMs === undefined ? {} : { 'PyTorch ms/iter': torchMs, 'x PyTorch': t.ms / torchMs }),
         'last loss': t.loss,
+        ...(t.counts === undefined
+          ? {}
+          : {
+              'dispatches/step': t.counts.dispatches,
+              'command buffers/step': t.counts.submits,
+              'tensor uploads/step': t.counts.uploads,
+              'buffers created/step (most)': t.counts.buffersCreated,
+            }),
       };
     });
     const notes = [`median of ${rounds} round(s); each round's figure is the median of its ${TIMED} steps.`];
