@@ -3,6 +3,7 @@ import { adamwKernels } from './kernels/adamw';
 import { attentionKernels } from './kernels/attention';
 import { attentionStepKernels } from './kernels/attention-step';
 import { pointwiseKernels } from './kernels/fused-pointwise';
+import { normGradKernels } from './kernels/norm-grads';
 import { normKernels } from './kernels/norms';
 import { productKernels } from './kernels/products';
 import { ropeKernels } from './kernels/rope';
@@ -13,13 +14,14 @@ import type { GpuRuntime } from './runtime';
 
 /**
  * The fused kernels this backend has, each a single WGSL kernel (cross-entropy and the SwiGLU block: two; a
- * decode step's attention half: three), joined from the kernel families' slices; the norm backward passes and
- * the cross-entropy's gradient run as composites.
+ * decode step's attention half: three; a norm's parameter gradients: two), joined from the kernel families'
+ * slices; the cross-entropy's gradient runs as a composite.
  */
 export function fusedKernels(rt: GpuRuntime): Partial<FusedKernels> {
   return {
     ...pointwiseKernels(rt),
     ...normKernels(rt),
+    ...normGradKernels(rt),
     ...softmaxKernels(rt),
     ...attentionKernels(rt),
     ...ropeKernels(rt),
