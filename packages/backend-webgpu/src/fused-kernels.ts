@@ -3,6 +3,7 @@ import { adamwKernels } from './kernels/adamw';
 import { attentionKernels } from './kernels/attention';
 import { attentionStepKernels } from './kernels/attention-step';
 import { pointwiseKernels } from './kernels/fused-pointwise';
+import { linearKernels } from './kernels/linear';
 import { normGradKernels } from './kernels/norm-grads';
 import { normKernels } from './kernels/norms';
 import { productKernels } from './kernels/products';
@@ -30,5 +31,6 @@ export function fusedKernels(rt: GpuRuntime): Partial<FusedKernels> {
     ...swigluBlockKernels(rt),
     ...attentionStepKernels(rt),
     ...adamwKernels(rt),
+    ...linearKernels(rt),
   };
 }

@@ -138,7 +138,10 @@ function attentionStep(
     aBatchStride: heads * hd,
     bBatchStride: 0,
   };
-  matvecInto(rt, rt.storage(out.id), attended, rt.storage(wo.id), spec, rt.storage(x.id));
+  matvecInto(rt, rt.storage(out.id), attended, rt.storage(wo.id), spec, {
+    kind: 'residual',
+    storage: rt.storage(x.id),
+  });
   rt.release(q);
   rt.release(attended);
 }

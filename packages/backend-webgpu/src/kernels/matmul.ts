@@ -22,7 +22,7 @@ function threadsPerSide(workgroupSize: number): number {
   return workgroupSize >= 256 ? 16 : 8;
 }
 
-function tiledCode(side: number, transA: boolean, transB: boolean): string {
+function tiledCode(side: number, transA: boolean, transB: boolean, bias: boolean): string {
   const threads = side * side;
   const tile = side * PER;
   const loadA = transA
@@ -74,7 +74,7 @@ ${lanes
     (_, r) => `  if (row0 + ty * ${PER}u + ${r}u < p.m) {
     let rowBase = outBase + (row0 + ty * ${PER}u + ${r}u) * p.n;
     for (var c = 0u; c < ${PER}u; c++) {
-      if (j + c < p.n) { out[rowBase + j + c] = acc${r}[c]; }
+      if (j + c < p.n) { out[rowBase + j + c] = acc${r}[c]${bias ? ' + bias[j + c]' : ''}; }
     }
   }`,
   )
@@ -84,10 +84,17 @@ ${lanes
 
 /**
  * Batched matrix product by tiles held in workgroup memory: each workgroup computes a square
- * output tile, each thread a 4 x 4 block of it, stepping through k in slices of 16.
+ * output tile, each thread a 4 x 4 block of it, stepping through k in slices of 16; plus `bias` [n] on every row
+ * where given (a linear layer's, added as the tile is written).
  */
-export function tiledMatmul(rt: GpuRuntime, a: TensorInfo, b: TensorInfo, spec: MatmulSpec): GpuStorage {
-  const inputs = [rt.storage(a.id), rt.storage(b.id)];
+export function tiledMatmul(
+  rt: GpuRuntime,
+  a: TensorInfo,
+  b: TensorInfo,
+  spec: MatmulSpec,
+  bias?: GpuStorage,
+): GpuStorage {
+  const inputs = [rt.storage(a.id), rt.storage(b.id), ...(bias ? [bias] : [])];
   const out = rt.alloc(spec.batch * spec.m * spec.n, 'f32');
   const side = threadsPerSide(rt.limits.workgroupSize);
   const tile = side * PER;
@@ -98,14 +105,15 @@ export function tiledMatmul(rt: GpuRuntime, a: TensorInfo, b: TensorInfo, spec: 
     );
   }
   const program = makeProgram(
-    `matmul:${spec.transA}:${spec.transB}:${side}`,
+    `matmul:${spec.transA}:${spec.transB}:${side}${bias ? ':bias' : ''}`,
     [
       { name: 'a', type: 'f32' },
       { name: 'b', type: 'f32' },
+      ...(bias ? [{ name: 'bias', type: 'f32' }] : []),
     ],
     [{ name: 'out', type: 'f32' }],
     params,
-    () => tiledCode(side, spec.transA, spec.transB),
+    () => tiledCode(side, spec.transA, spec.transB, bias !== undefined),
   );
   const max = rt.limits.maxWorkgroupsPerDimension;
   const columns = Math.ceil(spec.n / tile);

@@ -69,11 +69,23 @@ export function reduction(
 
 /**
  * What an output adds to its dot product: nothing, `res` bound as an input of the output's shape (a residual
- * stream), or the output's own value (the residual is the output buffer, updated in place).
+ * stream), the output's own value (the residual is the output buffer, updated in place), or `res` bound as a bias
+ * of one value a column.
  */
-type Residual = 'none' | 'input' | 'in-place';
+type Addend = 'none' | 'input' | 'in-place' | 'bias';
 
-const RESIDUAL_TERM: Record<Residual, string> = { none: '', input: 'res[o] + ', 'in-place': 'out[o] + ' };
+const ADDEND_TERM: Record<Addend, string> = {
+  none: '',
+  input: 'res[o] + ',
+  'in-place': 'out[o] + ',
+  bias: 'res[j] + ',
+};
+
+/** What `matvecInto` adds to each output: a residual [batch, n] (which may be the output itself) or a bias [n]. */
+export interface MatvecAddend {
+  readonly kind: 'residual' | 'bias';
+  readonly storage: GpuStorage;
+}
 
 /** WGSL of a dot-product term at step kk: one vec4 `dot` or one scalar product. */
 function dotCode(width: 1 | 4): string {
@@ -98,12 +110,12 @@ function outputCode(index: string, bOffset: string): string {
  * B stored [n, k] on a CPU rasteriser: each thread walks one row of B, four values per load when k allows.
  * Neighbouring threads' rows share cache lines over consecutive steps, which suits the CPU's SIMD lanes.
  */
-function threadRowsCode(wg: number, width: 1 | 4, residual: Residual): string {
+function threadRowsCode(wg: number, width: 1 | 4, addend: Addend): string {
   const dot = dotCode(width);
   return `${entryPoint(wg)}
 ${outputCode(`gid * ${wg}u + lid`, 'j * p.k')}
   for (var kk = 0u; kk < p.k; kk++) { acc += ${dot}; }
-  out[o] = ${RESIDUAL_TERM[residual]}acc;
+  out[o] = ${ADDEND_TERM[addend]}acc;
 }`;
 }
 
@@ -112,7 +124,7 @@ ${outputCode(`gid * ${wg}u + lid`, 'j * p.k')}
  * the row side by side (`width` values per load, vec4 when k allows), so each step of the workgroup reads
  * one contiguous span of the weight: the coalesced stream a GPU needs for a bandwidth-bound product.
  */
-function rowsCode(wg: number, width: 1 | 4, kind: RowReduction, residual: Residual): string {
+function rowsCode(wg: number, width: 1 | 4, kind: RowReduction, addend: Addend): string {
   const dot = dotCode(width);
   const { decl, body } = reduction(kind, wg);
   return `${decl}
@@ -120,7 +132,7 @@ ${rowEntryPoint(wg, kind)}
 ${outputCode('gid', 'j * p.k')}
   for (var kk = lid; kk < p.k; kk += ${wg}u) { acc += ${dot}; }
   ${body}
-  if (lid == 0u) { out[o] = ${RESIDUAL_TERM[residual]}total; }
+  if (lid == 0u) { out[o] = ${ADDEND_TERM[addend]}total; }
 }`;
 }
 
@@ -134,11 +146,11 @@ export function rowEntryPoint(wg: number, kind: RowReduction): string {
 }
 
 /** B stored [k, n]: each thread owns an output column and neighbours read neighbouring columns. */
-function columnsCode(wg: number, residual: Residual): string {
+function columnsCode(wg: number, addend: Addend): string {
   return `${entryPoint(wg)}
 ${outputCode(`gid * ${wg}u + lid`, 'j')}
   for (var kk = 0u; kk < p.k; kk++) { acc += a[aBase + kk] * b[bBase + kk * p.n]; }
-  out[o] = ${RESIDUAL_TERM[residual]}acc;
+  out[o] = ${ADDEND_TERM[addend]}acc;
 }`;
 }
 
@@ -164,8 +176,8 @@ export function matvec(rt: GpuRuntime, a: TensorInfo, b: TensorInfo, spec: Matmu
 }
 
 /**
- * `matvec` written into `out` [batch, n], plus `residual` [batch, n] where given (which may be `out` itself:
- * out += a Bᵀ): a block's output projection and its residual add in one dispatch.
+ * `matvec` written into `out` [batch, n], plus `add` where given: a residual [batch, n], which may be `out` itself
+ * (out += a Bᵀ: a block's output projection and its residual add in one dispatch), or a bias [n].
  */
 export function matvecInto(
   rt: GpuRuntime,
@@ -173,10 +185,11 @@ export function matvecInto(
   a: GpuStorage,
   b: GpuStorage,
   spec: MatmulSpec,
-  residual?: GpuStorage,
+  add?: MatvecAddend,
 ): void {
   const count = spec.batch * spec.n;
-  const mode: Residual = residual === undefined ? 'none' : residual === out ? 'in-place' : 'input';
+  const mode: Addend =
+    add === undefined ? 'none' : add.kind === 'bias' ? 'bias' : add.storage === out ? 'in-place' : 'input';
   const aligned = spec.k % 4 === 0 && spec.aBatchStride % 4 === 0 && spec.bBatchStride % 4 === 0;
   const width = spec.transB && spec.k > 0 && aligned ? 4 : 1;
   const type = width === 4 ? 'vec4<f32>' : 'f32';
@@ -197,7 +210,8 @@ export function matvecInto(
     { name: 'a', type },
     { name: 'b', type },
   ];
-  if (mode === 'input') inputs.push({ name: 'res', type: 'f32' });
+  const bound = add !== undefined && (mode === 'input' || mode === 'bias') ? [add.storage] : [];
+  if (bound.length > 0) inputs.push({ name: 'res', type: 'f32' });
   const program = makeProgram(
     `matvec:${strategy}${width}:${wg}:${mode}`,
     inputs,
@@ -207,7 +221,7 @@ export function matvecInto(
   );
   rt.launch({
     program: strategy === 'subgroups' ? withSubgroups(program) : program,
-    inputs: residual !== undefined && mode === 'input' ? [a, b, residual] : [a, b],
+    inputs: [a, b, ...bound],
     outputs: [out],
     params: params.pack({
       count,

@@ -62,7 +62,7 @@ function swigluBlock(
     aBatchStride: hidden,
     bBatchStride: 0,
   };
-  matvecInto(rt, out, h, rt.storage(w2.id), spec, input);
+  matvecInto(rt, out, h, rt.storage(w2.id), spec, { kind: 'residual', storage: input });
   rt.release(h);
   return out;
 }
