@@ -34,6 +34,7 @@ import { productKernels } from './fused/products';
 import { ropeKernels } from './fused/rope';
 import { selectiveScanKernels } from './fused/selective-scan';
 import { softmaxKernels } from './fused/softmax';
+import { sumSquaresKernels } from './fused/sum-squares';
 import { writeRowsKernels } from './fused/write-rows';
 import { gatherKernel, scatterAddKernel } from './indexing';
 import { matmulInto } from './matmul';
@@ -96,6 +97,7 @@ export class CpuBackend implements Backend {
       ...selectiveScanKernels(ctx),
       ...adamwKernels(ctx),
       ...writeRowsKernels(ctx),
+      ...sumSquaresKernels(ctx),
     };
   }
 

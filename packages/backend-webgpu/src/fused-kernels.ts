@@ -10,6 +10,7 @@ import { productKernels } from './kernels/products';
 import { ropeKernels } from './kernels/rope';
 import { selectiveScanKernels } from './kernels/selective-scan';
 import { softmaxKernels } from './kernels/softmax';
+import { sumSquaresKernels } from './kernels/sum-squares';
 import { swigluBlockKernels } from './kernels/swiglu-block';
 import type { GpuRuntime } from './runtime';
 
@@ -32,5 +33,6 @@ export function fusedKernels(rt: GpuRuntime): Partial<FusedKernels> {
     ...attentionStepKernels(rt),
     ...adamwKernels(rt),
     ...linearKernels(rt),
+    ...sumSquaresKernels(rt),
   };
 }

@@ -1,18 +1,18 @@
-import { concat, matmul, scope, sizeOf, type Tensor } from '@loom/tensor';
+import { scope, sumSquaresInto, type Tensor, zeros } from '@loom/tensor';
 
 /**
- * The global L2 norm of `grads` as a scalar tensor: each gradient's sum of squares as one dot product g·g (a
- * matrix-vector pass, no squared copy), then one sum over all of them: 2 ops a gradient fewer than squaring,
- * summing and adding scalar by scalar.
+ * The global L2 norm of `grads` as a scalar tensor: each gradient's sum of squares written into its own slot of one
+ * vector (`sumSquaresInto`: on the CPU one dot product g·g, no squared copy; on WebGPU one reduction, no copy into a
+ * concatenation), then one sum over the slots.
  */
 export function gradNorm(grads: readonly Tensor[]): Tensor {
   if (grads.length === 0) throw new Error('gradNorm: expected at least one gradient, got none');
   return scope(() => {
-    const squares = grads.map((g) => {
-      const flat = g.reshape([1, sizeOf(g.shape)]); // [1, n]
-      return matmul(flat, flat, { transB: true }).reshape([1]); // [1]
+    const totals = zeros([grads.length], { backend: grads[0].backend }); // [N]
+    grads.forEach((g, i) => {
+      sumSquaresInto(totals, g, i);
     });
-    return concat(squares, 0).sum().sqrt();
+    return totals.sum().sqrt();
   });
 }
 

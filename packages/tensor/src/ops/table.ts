@@ -24,6 +24,7 @@ import { softmaxCrossEntropyOp } from './softmax-cross-entropy';
 import { softmaxCrossEntropyGradOp } from './softmax-cross-entropy-grad';
 import { softmaxGradOp } from './softmax-grad';
 import { squaredReluOp } from './squared-relu';
+import { sumSquaresIntoOp } from './sum-squares-into';
 import { swigluOp } from './swiglu';
 import { swigluBlockOp } from './swiglu-block';
 import { swigluGradOp } from './swiglu-grad';
@@ -60,6 +61,7 @@ export { softmax } from './softmax';
 export { softmaxCrossEntropy } from './softmax-cross-entropy';
 export { softmaxGrad } from './softmax-grad';
 export { squaredRelu } from './squared-relu';
+export { sumSquaresInto } from './sum-squares-into';
 export { swiglu } from './swiglu';
 export { swigluBlock } from './swiglu-block';
 export { swigluGrad } from './swiglu-grad';
@@ -104,6 +106,7 @@ export const fusedOps = opTable({
   selectiveScan: selectiveScanOp,
   selectiveScanGrad: selectiveScanGradOp,
   writeRows: writeRowsOp,
+  sumSquaresInto: sumSquaresIntoOp,
 });
 
 /** Names of the fused ops. */
