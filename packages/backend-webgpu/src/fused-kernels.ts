@@ -1,7 +1,6 @@
 import type { FusedKernels } from '@loom/tensor';
 import { adamwKernels } from './kernels/adamw';
 import { attentionKernels } from './kernels/attention';
-import { attentionGradKernels } from './kernels/attention-grad';
 import { attentionStepKernels } from './kernels/attention-step';
 import { pointwiseKernels } from './kernels/fused-pointwise';
 import { linearKernels } from './kernels/linear';
@@ -27,7 +26,6 @@ export function fusedKernels(rt: GpuRuntime): Partial<FusedKernels> {
     ...normGradKernels(rt),
     ...softmaxKernels(rt),
     ...attentionKernels(rt),
-    ...attentionGradKernels(rt),
     ...ropeKernels(rt),
     ...productKernels(rt),
     ...selectiveScanKernels(rt),

@@ -1,18 +1,11 @@
-import {
-  type AttentionSpec,
-  type FusedKernels,
-  type Shape,
-  sizeOf,
-  type TensorInfo,
-  visibleKeys,
-} from '@loom/tensor';
+import { type AttentionSpec, type FusedKernels, sizeOf, type TensorInfo, visibleKeys } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
 import { entryPoint, makeProgram } from './program';
 import { workgroupReduce } from './workgroup-reduce';
 
-export const attentionParams = new ParamLayout()
+const params = new ParamLayout()
   .scalar('count', 'u32')
   .scalar('heads', 'u32')
   .scalar('steps', 'u32')
@@ -28,25 +21,10 @@ export const attentionParams = new ParamLayout()
 /** The mask kinds as the kernel's `mask` parameter numbers them. */
 const MASK = { none: 0, causal: 1, prefix: 2 } as const;
 
-/**
- * WGSL `visible_keys(b, t) -> vec2<u32>`: the range [first, end) of keys that query step t of batch row b sees (the
- * window's first key to the end its mask and, with padding, keyLengths[b] allow), as `visibleKeys` in @loom/tensor.
- */
-export const VISIBLE_KEYS = `fn visible_keys(b: u32, t: u32) -> vec2<u32> {
-  let position = p.offset + t;
-  var end = p.keys;
-  if (p.padded != 0u) { end = min(end, keyLengths[b]); }
-  if (p.mask == ${MASK.causal}u) { end = min(end, position + 1u); }
-  if (p.mask == ${MASK.prefix}u) { end = min(end, max(position + 1u, p.prefix)); }
-  var first = 0u;
-  if (p.window != 0u && position + 1u > p.window) { first = position + 1u - p.window; }
-  return vec2<u32>(first, end);
-}`;
-
 /** Threads per query row; keys are scored this many at a time. */
-export const THREADS = 64;
+const THREADS = 64;
 /** Stands in for -infinity so exp(m - mNew) stays well defined before the first key. */
-export const LOWEST = '-3.0e38';
+const LOWEST = '-3.0e38';
 
 /**
  * The kernel for heads of `headDim`; with `width` 4 the query sits in shared memory as vec4s and each
@@ -67,7 +45,6 @@ var<workgroup> query: array<${width === 4 ? 'vec4<f32>' : 'f32'}, ${lanes}>;
 var<workgroup> weights: array<f32, ${THREADS}>;
 ${workgroupReduce('max_all', 'f32', THREADS, 'max(a, b)')}
 ${workgroupReduce('sum_all', 'f32', THREADS, 'a + b')}
-${VISIBLE_KEYS}
 ${entryPoint(THREADS)}
   if (gid >= p.count) { return; }
   let h = gid % p.heads;
@@ -77,9 +54,13 @@ ${entryPoint(THREADS)}
   let qBase = gid * ${headDim}u;
   for (var d = lid; d < ${headDim}u; d += ${THREADS}u) { ${store} = q[qBase + d]; }
   workgroupBarrier();
-  let range = visible_keys(b, t);
-  let first = range.x;
-  let visible = range.y;
+  let position = p.offset + t;
+  var visible = p.keys;
+  if (p.padded != 0u) { visible = min(visible, keyLengths[b]); }
+  if (p.mask == ${MASK.causal}u) { visible = min(visible, position + 1u); }
+  if (p.mask == ${MASK.prefix}u) { visible = min(visible, max(position + 1u, p.prefix)); }
+  var first = 0u;
+  if (p.window != 0u && position + 1u > p.window) { first = position + 1u - p.window; }
   let kvStride = p.kvHeads * ${headDim}u;
   let kvBase = b * p.keys * kvStride + kvHead * ${headDim}u;
   var m = ${LOWEST};
@@ -118,25 +99,6 @@ ${entryPoint(THREADS)}
 }`;
 }
 
-/** The parameters of an attention kernel over `count` rows, for q [B, T, H, hd] and k [B, S, Hkv, hd]. */
-export function packAttention(count: number, qShape: Shape, kShape: Shape, spec: AttentionSpec): ArrayBuffer {
-  const [, steps, heads] = qShape;
-  const [, keys, kvHeads] = kShape;
-  return attentionParams.pack({
-    count,
-    heads,
-    steps,
-    keys,
-    kvHeads,
-    offset: spec.offset,
-    mask: MASK[spec.mask.kind],
-    prefix: spec.mask.kind === 'prefix' ? spec.mask.length : 0,
-    window: spec.window,
-    padded: spec.keyLengths.length > 0 ? 1 : 0,
-    scale: spec.scale,
-  });
-}
-
 /** Keys and values the query rows of one head read, summed over batch rows and steps. */
 function keysRead(spec: AttentionSpec, batch: number, steps: number, keys: number): number {
   let total = 0;
@@ -163,7 +125,7 @@ export function attention(
   spec: AttentionSpec,
 ): GpuStorage {
   const [batch, steps, heads, headDim] = q.shape;
-  const keys = k.shape[1];
+  const [, keys, kvHeads] = k.shape;
   const size = sizeOf(q.shape);
   const out = rt.alloc(size, 'f32');
   if (size === 0) return out;
@@ -184,7 +146,7 @@ export function attention(
       { name: 'keyLengths', type: 'u32' },
     ],
     [{ name: 'out', type: 'f32' }],
-    attentionParams,
+    params,
     () => code(headDim, width),
   );
   const count = size / headDim;
@@ -195,7 +157,19 @@ export function attention(
     program,
     inputs: [rt.storage(q.id), rt.storage(k.id), rt.storage(v.id), keyLengths],
     outputs: [out],
-    params: packAttention(count, q.shape, k.shape, spec),
+    params: params.pack({
+      count,
+      heads,
+      steps,
+      keys,
+      kvHeads,
+      offset: spec.offset,
+      mask: MASK[spec.mask.kind],
+      prefix: spec.mask.kind === 'prefix' ? spec.mask.length : 0,
+      window: spec.window,
+      padded: padded ? 1 : 0,
+      scale: spec.scale,
+    }),
     workgroups: count,
     readBytes:
       4 * (headDim * (count + 2 * heads * keysRead(spec, batch, steps, keys)) + (padded ? batch : 0)),
