@@ -269,6 +269,10 @@ export class AutodiffBackend implements Backend {
     return this.inner.fill(size, value, dtype);
   }
 
+  alloc(size: number, dtype: DType): DataId {
+    return this.inner.alloc ? this.inner.alloc(size, dtype) : this.inner.fill(size, 0, dtype);
+  }
+
   arange(size: number, start: number, step: number, dtype: DType): DataId {
     return this.inner.arange(size, start, step, dtype);
   }

@@ -147,6 +147,11 @@ export class CpuBackend implements Backend {
     return id;
   }
 
+  /** New storage left as the heap hands it out (`empty`: an op overwrites all of it). */
+  alloc(size: number, dtype: DType): DataId {
+    return this.#out(dtype, size, () => {});
+  }
+
   /** Copies values in: an Int32Array as i32, a Float32Array or Float64Array as f32 at this backend's precision. */
   upload(values: HostArray): DataId {
     const dtype: DType = values instanceof Int32Array ? 'i32' : 'f32';

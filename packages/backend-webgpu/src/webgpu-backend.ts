@@ -163,6 +163,11 @@ export class WebGPUBackend implements Backend {
     return cast(this.#rt, x, to);
   }
 
+  /** A pooled buffer, not written: no dispatch (`empty`). */
+  alloc(size: number, dtype: DType): DataId {
+    return this.#rt.alloc(size, dtype);
+  }
+
   fill(size: number, value: number, dtype: DType): DataId {
     return fill(this.#rt, size, value, dtype);
   }

@@ -1,8 +1,10 @@
 import {
   add,
+  assign,
   attention,
   type Backend,
   concat,
+  empty,
   keep,
   matmul,
   ones,
@@ -122,6 +124,22 @@ export function describeFrontEnd(getBackend: () => Backend): void {
       expect(Array.from(await (kept as Tensor).data())).toEqual([3, 5, 7, 9]);
       for (const t of [total, ...pair, kept as Tensor]) t.dispose();
       expect(backend.liveCount()).toBe(before);
+    });
+
+    it('empty makes a tensor of the shape and dtype asked that an in-place op fills (zeros without alloc)', async () => {
+      const backend = getBackend();
+      const before = backend.liveCount();
+      const ids = empty([2, 3], { backend, dtype: 'i32' });
+      expect([ids.shape, ids.dtype]).toEqual([[2, 3], 'i32']);
+      const out = empty([2, 2], { backend });
+      const values = tensor([1, 2, 3, 4], [2, 2], { backend });
+      assign(out, values);
+      expect(Array.from(await out.data())).toEqual([1, 2, 3, 4]);
+      expect(() => empty([2, -1], { backend })).toThrow(/empty/);
+      for (const t of [ids, out, values]) t.dispose();
+      expect(backend.liveCount()).toBe(before);
+      const plain = new ReferenceBackend(); // no alloc
+      expect(Array.from(await empty([3], { backend: plain }).data())).toEqual([0, 0, 0]);
     });
   });
 }

@@ -107,6 +107,11 @@ export interface Backend {
   /** f32 to i32 truncates toward zero. */
   cast(x: TensorInfo, to: DType): DataId;
   fill(size: number, value: number, dtype: DType): DataId;
+  /**
+   * New storage whose values are unspecified until an op writes them (`empty`), for an output an in-place op
+   * overwrites whole; a backend without it gets zeros from `fill`.
+   */
+  alloc?(size: number, dtype: DType): DataId;
   /** start + i * step for i in [0, size). */
   arange(size: number, start: number, step: number, dtype: DType): DataId;
   /** Counter-based seeded random f32 values, the same on every backend (see random.ts). */

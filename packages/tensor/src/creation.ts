@@ -88,6 +88,19 @@ export function full(shape: Shape, value: number, options: CreateOptions = {}): 
 }
 
 export const zeros = (shape: Shape, options: CreateOptions = {}) => full(shape, 0, options);
+
+/**
+ * A tensor whose values are unspecified (zeros on a backend without `alloc`): the output of an in-place op that
+ * writes all of it, such as `attentionStep`'s, without a fill first (on WebGPU, a dispatch).
+ */
+export function empty(shape: Shape, options: CreateOptions = {}): Tensor {
+  assertValidShape('empty', shape);
+  const backend = options.backend ?? getBackend();
+  const dtype = options.dtype ?? 'f32';
+  const size = sizeOf(shape);
+  const id = backend.alloc ? backend.alloc(size, dtype) : backend.fill(size, 0, dtype);
+  return tensorFromStorage(backend, id, shape, dtype);
+}
 export const ones = (shape: Shape, options: CreateOptions = {}) => full(shape, 1, options);
 
 /** [start, start + step, ...) with `size` elements. */

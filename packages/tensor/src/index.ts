@@ -1,6 +1,6 @@
 export type { Backend, DataId, FusedKernels, MatmulSpec, ReduceDims, TensorInfo } from './backend';
 export type { CreateOptions, NestedNumbers, RandomOptions } from './creation';
-export { arange, full, ones, rand, randn, tensor, toBackend, zeros } from './creation';
+export { arange, empty, full, ones, rand, randn, tensor, toBackend, zeros } from './creation';
 export type { DType, HostArray } from './dtype';
 export { allocHost, bytesPerElement } from './dtype';
 export * from './elementwise';

@@ -2,11 +2,11 @@ import {
   type AttentionMask,
   attention,
   attentionStep,
+  empty,
   fusedOps,
   kernelOf,
   scope,
   type Tensor,
-  zeros,
 } from '@loom/tensor';
 import { headDim, qDim, qkvHasBias, type TransformerConfig } from '../config';
 import type { ForwardContext, StoredKV } from '../kv-store';
@@ -160,7 +160,7 @@ export class SelfAttention extends Module {
       const { k, v } = stored;
       const { inverseFrequencies, scale } = rotary.frequencies(offset + 1);
       const mask = maskOf(ctx.prefixLength ?? 0, k.shape[1]);
-      const out = zeros([b, 1, this.config.dim], { backend: x.backend }); // [B, 1, dim]
+      const out = empty([b, 1, this.config.dim], { backend: x.backend }); // [B, 1, dim], all written by the step
       const weights = {
         norm: norm.weight,
         wq: this.wq.weight,
