@@ -28,6 +28,7 @@ export const sumSquaresIntoOp = inPlaceOp({
     [
       { totals: 3, shape: [7], index: 1 },
       { totals: 2, shape: [128, 96], index: 0 },
+      { totals: 3, shape: [40, 50], index: 2 },
       { totals: 4, shape: [300, 301], index: 3 },
       { totals: 1, shape: [1], index: 0 },
     ],
