@@ -1,17 +1,11 @@
 import type { AttentionStepParams, FusedKernels, TensorInfo } from '@loom/tensor';
-import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
 import { attention } from './attention';
-import { matvecInto } from './matvec';
-import { normedPairs } from './normed-pairs';
+import { matvecInto, rowsTimesWeight } from './matvec';
+import { normedPairs, normedPairsLayout, normedPairsParams } from './normed-pairs';
 
 function layoutFor(half: number) {
-  return new ParamLayout()
-    .scalar('count', 'u32')
-    .scalar('rows', 'u32')
-    .scalar('k', 'u32')
-    .scalar('dim', 'u32')
-    .scalar('eps', 'f32')
+  return normedPairsLayout()
     .scalar('qPairs', 'u32')
     .scalar('kPairs', 'u32')
     .scalar('half', 'u32')
@@ -87,7 +81,6 @@ function attentionStep(
   const kPairs = kvHeads * half;
   const units = qPairs + 2 * kPairs;
   const layout = layoutFor(half);
-  const width = dim % 4 === 0 ? 4 : 1;
   normedPairs(rt, {
     key: `qkvRope:${Math.ceil(half / 4)}`,
     x: rt.storage(x.id),
@@ -108,11 +101,7 @@ function attentionStep(
     units,
     layout,
     params: layout.pack({
-      count: batch * units,
-      rows: batch,
-      k: dim / width,
-      dim,
-      eps: params.eps,
+      ...normedPairsParams(batch, units, dim, params.eps),
       qPairs,
       kPairs,
       half,
@@ -128,16 +117,7 @@ function attentionStep(
   });
   const heads4 = { id: q, shape: [batch, 1, heads, hd], dtype: 'f32' } as const;
   const attended = attention(rt, heads4, keys, values, params.attention); // [B, 1, H, hd]
-  const spec = {
-    batch,
-    m: 1,
-    n: dim,
-    k: heads * hd,
-    transA: false,
-    transB: true,
-    aBatchStride: heads * hd,
-    bBatchStride: 0,
-  };
+  const spec = rowsTimesWeight(batch, dim, heads * hd);
   matvecInto(rt, rt.storage(out.id), attended, rt.storage(wo.id), spec, {
     kind: 'residual',
     storage: rt.storage(x.id),

@@ -164,6 +164,11 @@ export function rowStrategy(rt: GpuRuntime): RowStrategy {
   return rt.features.subgroups ? 'subgroups' : 'shared';
 }
 
+/** Each of `rows` rows [k] times a weight stored [n, k] (transposed), as one m = 1 product per row: [rows, n]. */
+export function rowsTimesWeight(rows: number, n: number, k: number): MatmulSpec {
+  return { batch: rows, m: 1, n, k, transA: false, transB: true, aBatchStride: k, bBatchStride: 0 };
+}
+
 /**
  * The m = 1 product (one decode step): out[b, j] = sum_k a[b, k] * B[b][k, j]. B stored [n, k] gets a
  * workgroup per output row on GPUs (subgroup sums where the device has them) and a thread per row on CPU

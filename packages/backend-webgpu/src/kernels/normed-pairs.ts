@@ -1,8 +1,32 @@
 import type { GpuStorage } from '../gpu-storage';
+import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
 import { type RowReduction, reduction, rowEntryPoint, rowStrategy, withSubgroups } from './matvec';
 import { entryPoint, makeProgram } from './program';
 import { rowWorkgroupSize } from './workgroup-reduce';
+
+/**
+ * The parameters every `normedPairs` kernel reads; a variant extends this layout with its own and passes
+ * `normedPairsParams(...)` among its values.
+ */
+export function normedPairsLayout() {
+  return new ParamLayout()
+    .scalar('count', 'u32')
+    .scalar('rows', 'u32')
+    .scalar('k', 'u32')
+    .scalar('dim', 'u32')
+    .scalar('eps', 'f32');
+}
+
+/** Loads a row of `dim` values takes: vec4s where dim allows. */
+function widthOf(dim: number): 1 | 4 {
+  return dim % 4 === 0 && dim > 0 ? 4 : 1;
+}
+
+/** The values of `normedPairsLayout`'s parameters for `rows` rows of `dim` values, `units` units a row. */
+export function normedPairsParams(rows: number, units: number, dim: number, eps: number) {
+  return { count: rows * units, rows, k: dim / widthOf(dim), dim, eps };
+}
 
 /** Two weight buffers (indices into `weights`) whose rows a unit dots with the normed row: d0 from `a`, d1 from `b`. */
 export interface PairSource {
@@ -32,10 +56,7 @@ export interface NormedPairs {
   readonly outputs: readonly { readonly name: string; readonly storage: GpuStorage }[];
   /** Units per row; the kernel runs rows · units of them, the units of one row side by side for each u. */
   readonly units: number;
-  /**
-   * `struct Params` (its first members: count, rows, k (dim in loads), dim, eps) and its packed values; count is
-   * rows · units.
-   */
+  /** `struct Params` (`normedPairsLayout()` extended) and its packed values (with `normedPairsParams(...)`). */
   readonly layout: { wgsl(): string };
   readonly params: ArrayBuffer;
   /** WGSL that sets `m` (a source), `rowA` and `rowB` (weight rows) from `u`, the unit within its row. */
@@ -97,7 +118,7 @@ function invCode(sum: string): string {
 
 /** The kernel of `spec`: a thread per unit on CPU rasterisers, a workgroup per unit on GPUs (see `matvec`). */
 export function normedPairs(rt: GpuRuntime, spec: NormedPairs): void {
-  const width = spec.dim % 4 === 0 && spec.dim > 0 ? 4 : 1;
+  const width = widthOf(spec.dim);
   const type = width === 4 ? 'vec4<f32>' : 'f32';
   const strategy = rowStrategy(rt);
   const perUnit = strategy !== 'thread';

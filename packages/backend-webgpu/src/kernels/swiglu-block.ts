@@ -1,18 +1,11 @@
 import { type FusedKernels, sizeOf, type TensorInfo } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
-import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
 import { SIGMOID } from './math';
-import { matvecInto } from './matvec';
-import { normedPairs } from './normed-pairs';
+import { matvecInto, rowsTimesWeight } from './matvec';
+import { normedPairs, normedPairsLayout, normedPairsParams } from './normed-pairs';
 
-const params = new ParamLayout()
-  .scalar('count', 'u32')
-  .scalar('rows', 'u32')
-  .scalar('k', 'u32')
-  .scalar('dim', 'u32')
-  .scalar('eps', 'f32')
-  .scalar('hidden', 'u32');
+const params = normedPairsLayout().scalar('hidden', 'u32');
 
 /**
  * x + swiglu(n W1ᵀ, n W3ᵀ) W2ᵀ with n = rmsnorm(x) in two dispatches, where the separate ops take six: the norm,
@@ -35,7 +28,6 @@ function swigluBlock(
   if (rows * dim === 0) return out;
   const h = rt.alloc(rows * hidden, 'f32'); // [rows, hidden]
   const input = rt.storage(x.id);
-  const width = dim % 4 === 0 ? 4 : 1;
   normedPairs(rt, {
     key: 'swigluGate',
     x: input,
@@ -47,22 +39,15 @@ function swigluBlock(
     outputs: [{ name: 'h', storage: h }],
     units: hidden,
     layout: params,
-    params: params.pack({ count: rows * hidden, rows, k: dim / width, dim, eps, hidden }),
+    params: params.pack({ ...normedPairsParams(rows, hidden, dim, eps), hidden }),
     select: 'rowA = u;\n  rowB = u;',
     epilogue: 'h[r * p.hidden + u] = d0 * sigmoid_(d0) * d1;',
     helpers: SIGMOID,
   });
-  const spec = {
-    batch: rows,
-    m: 1,
-    n: dim,
-    k: hidden,
-    transA: false,
-    transB: true,
-    aBatchStride: hidden,
-    bBatchStride: 0,
-  };
-  matvecInto(rt, out, h, rt.storage(w2.id), spec, { kind: 'residual', storage: input });
+  matvecInto(rt, out, h, rt.storage(w2.id), rowsTimesWeight(rows, dim, hidden), {
+    kind: 'residual',
+    storage: input,
+  });
   rt.release(h);
   return out;
 }
