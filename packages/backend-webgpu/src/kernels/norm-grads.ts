@@ -1,10 +1,8 @@
 import { type FusedKernels, sizeOf, type TensorInfo } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
-import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
-import { normRows } from './norm-rows';
+import { normRows, normRowsParams } from './norm-rows';
 import { entryPoint, makeProgram } from './program';
-import { rowWorkgroupSize, workgroupReduce } from './workgroup-reduce';
 
 /** Which norm a backward kernel differentiates: LayerNorm centres the row, RMSNorm does not. */
 type NormKind = 'layer' | 'rms';
@@ -60,8 +58,6 @@ function normGrad(
   });
 }
 
-const params = new ParamLayout().scalar('rows', 'u32').scalar('width', 'u32').scalar('eps', 'f32');
-
 /**
  * The parameter gradients of a norm in two dispatches: each row's mean and r (a workgroup per row, [rows, 2]),
  * then a thread per column adding over the rows in order grad · n (the weight's gradient) and, for LayerNorm,
@@ -79,30 +75,19 @@ function normParamGrad(
   const outRows = kind === 'layer' ? 2 : 1;
   const out = rt.alloc(outRows * width, 'f32');
   if (width === 0) return out;
-  const stats = rt.alloc(Math.max(1, 2 * rows), 'f32'); // [rows, 2]: mean, r
-  const rowWg = rowWorkgroupSize(width, rt.limits.workgroupSize);
-  rt.launch({
-    program: makeProgram(
-      `${kind}normRowStats:${rowWg}`,
-      [{ name: 'x', type: 'f32' }],
-      [{ name: 'stats', type: 'f32' }],
-      params,
-      () => `${workgroupReduce('sum_all', 'f32', rowWg, 'a + b')}
-${entryPoint(rowWg)}
-  if (gid >= p.rows) { return; }
-  let base = gid * p.width;
-  ${statsCode(kind, rowWg)}
+  const stats = normRows(
+    rt,
+    `${kind}normRowStats`,
+    x,
+    {},
+    eps,
+    (wg) => `  ${statsCode(kind, wg)}
   if (lid == 0u) {
-    stats[2u * gid] = mean;
-    stats[2u * gid + 1u] = r;
-  }
-}`,
-    ),
-    inputs: [rt.storage(x.id)],
-    outputs: [stats],
-    params: params.pack({ rows, width, eps }),
-    workgroups: rows,
-  });
+    out[2u * gid] = mean;
+    out[2u * gid + 1u] = r;
+  }`,
+    2,
+  ); // [rows, 2]: mean, r
   const wg = rt.limits.workgroupSize;
   // LayerNorm's bias gradient: the column sums of grad, the output's second row.
   const [biasStart, biasSum, biasOut] =
@@ -116,7 +101,7 @@ ${entryPoint(rowWg)}
         { name: 'stats', type: 'f32' },
       ],
       [{ name: 'out', type: 'f32' }],
-      params,
+      normRowsParams,
       () => `${entryPoint(wg)}
   let j = gid * ${wg}u + lid;
   if (j >= p.width) { return; }
@@ -133,7 +118,7 @@ ${entryPoint(rowWg)}
     ),
     inputs: [rt.storage(x.id), rt.storage(grad.id), stats],
     outputs: [out],
-    params: params.pack({ rows, width, eps }),
+    params: normRowsParams.pack({ rows, width, eps }),
     workgroups: Math.ceil(width / wg),
   });
   rt.release(stats);
