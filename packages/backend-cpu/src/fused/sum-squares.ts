@@ -1,5 +1,5 @@
 import type { FusedKernels } from '@loom/tensor';
-import { matmulInto } from '../matmul';
+import { matmulInto, weightProduct } from '../matmul';
 import { CpuStorage } from '../storage';
 import type { CpuKernelContext } from './kernel-context';
 
@@ -13,17 +13,7 @@ export function sumSquaresKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'su
       const values = ctx.get(x);
       const dot = new CpuStorage('f32', 1, false, ctx.precision);
       try {
-        const spec = {
-          batch: 1,
-          m: 1,
-          n: 1,
-          k: values.length,
-          transA: false,
-          transB: true,
-          aBatchStride: 0,
-          bBatchStride: 0,
-        };
-        matmulInto(ctx.settings, spec, values, values, dot);
+        matmulInto(ctx.settings, weightProduct(1, 1, values.length), values, values, dot);
         ctx.get(totals).f32[index] = dot.f32[0];
       } finally {
         dot.free();
