@@ -45,6 +45,15 @@ export async function decodeStepCounts(
   return counts;
 }
 
+/** Counter `key` over `steps`: its mean, and its most in one step (buffers created, which should stay 0). */
+export function meanCount(steps: readonly StepCounts[], key: keyof StepCounts): number {
+  return steps.reduce((sum, s) => sum + s[key], 0) / steps.length;
+}
+
+export function mostCount(steps: readonly StepCounts[], key: keyof StepCounts): number {
+  return Math.max(...steps.map((s) => s[key]));
+}
+
 /** Bytes of a model's parameters. */
 export function weightBytes(model: TransformerLM): number {
   return model.parameters().reduce((sum, p) => sum + p.bytes, 0);

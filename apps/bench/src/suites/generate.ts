@@ -15,7 +15,7 @@ import { llamaCppRate } from '../peers/llamacpp';
 import { sharedDataFile } from '../shared-data';
 import { median } from '../stats';
 import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
-import { decodeStepCounts, type StepCounts, weightBytes } from './decode-counts';
+import { decodeStepCounts, meanCount, mostCount, type StepCounts, weightBytes } from './decode-counts';
 import { quantizedDecodeRows, quantizedShapes } from './quantized-decode';
 
 /** Prompt tokens of the prefill runs. */
@@ -212,8 +212,7 @@ const COUNTED_STEPS = 8;
 
 /** Per-token device counts of steady-state decode on WebGPU: means over COUNTED_STEPS steps, allocations at most. */
 function countRows(name: string, steps: readonly StepCounts[], weights: number): Row[] {
-  const mean = (key: keyof StepCounts): number => steps.reduce((sum, s) => sum + s[key], 0) / steps.length;
-  const most = (key: keyof StepCounts): number => Math.max(...steps.map((s) => s[key]));
+  const mean = (key: keyof StepCounts): number => meanCount(steps, key);
   const read = mean('inputBytes');
   return [
     { model: name, measure: 'webgpu dispatches per token', value: mean('dispatches') },
@@ -222,7 +221,7 @@ function countRows(name: string, steps: readonly StepCounts[], weights: number):
     {
       model: name,
       measure: 'webgpu buffers created per token (most in a step)',
-      value: most('buffersCreated'),
+      value: mostCount(steps, 'buffersCreated'),
     },
     { model: name, measure: 'webgpu param uploads per token', value: mean('paramUploads') },
     { model: name, measure: 'webgpu param bytes per token', value: mean('paramBytes') },

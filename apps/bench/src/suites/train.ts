@@ -18,7 +18,7 @@ import { torchTrainMs } from '../peers/torch-train';
 import { sharedDataFile } from '../shared-data';
 import { median } from '../stats';
 import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
-import { difference, type StepCounts } from './decode-counts';
+import { difference, meanCount, mostCount, type StepCounts } from './decode-counts';
 
 /** The reference setup: char-level TinyShakespeare, 4 layers, 4 heads, dim 128, block 64, batch 12. */
 const REFERENCE = { layers: 4, heads: 4, dim: 128, block: 64, batch: 12 } as const;
@@ -125,13 +125,11 @@ async function timeTraining(preset: Preset, backendName: SuiteOptions['backend']
 function stepCounts(steps: readonly StepTimes[]): Timing['counts'] {
   const counted = steps.flatMap((s) => (s.counts ? [s.counts] : []));
   if (counted.length === 0) return undefined;
-  const mean = (key: keyof StepCounts): number =>
-    counted.reduce((sum, c) => sum + c[key], 0) / counted.length;
   return {
-    dispatches: mean('dispatches'),
-    submits: mean('submits'),
-    uploads: mean('uploads'),
-    buffersCreated: Math.max(...counted.map((c) => c.buffersCreated)),
+    dispatches: meanCount(counted, 'dispatches'),
+    submits: meanCount(counted, 'submits'),
+    uploads: meanCount(counted, 'uploads'),
+    buffersCreated: mostCount(counted, 'buffersCreated'),
   };
 }
 
