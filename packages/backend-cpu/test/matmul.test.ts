@@ -293,11 +293,11 @@ describe('matmul kernels', () => {
 
   it("splits the packed gemm along whole register tiles of the engine's configuration", () => {
     const operands = { a: 0, b: 0, out: 0 };
-    // 4 x 8 tiles with separate multiplies and adds or where wide tiles spill, 6 x 8 with fused multiply-adds in
-    // wide tiles.
+    // 4 x 8 tiles with separate multiplies and adds, 6 x 8 with fused multiply-adds (A's values through general
+    // registers where wide tiles would spill).
     for (const [features, rows] of [
       [BASELINE_FEATURES, 4],
-      [{ ...BASELINE_FEATURES, relaxedMadd: true }, 4],
+      [{ ...BASELINE_FEATURES, relaxedMadd: true }, 6],
       [{ ...BASELINE_FEATURES, relaxedMadd: true, wideTiles: true }, 6],
     ] as const) {
       const byRows = planMatmul(spec(768, 128, 512), operands, features);
@@ -328,10 +328,10 @@ describe('matmul kernels', () => {
     }
   });
 
-  it('sums every output of the packed gemm with the same bits in the narrow and the wide tile, A transposed or not', () => {
-    // 4 x 8 and 6 x 8 tiles (with fused multiply-adds where the engine has them): m = 13 and n = 37 leave edge tiles
-    // in both, k = 290 a tail of steps; A row-major packs its 6-row panels by 4 x 4 transposes and a last pair of
-    // rows, A transposed by copies of 4 values and a pair.
+  it('sums every output of the packed gemm with the same bits whether the wide tile loads A as vectors or integers, A transposed or not', () => {
+    // 6 x 8 tiles with fused multiply-adds (the engine's 4 x 8 tile without them): m = 13 and n = 37 leave edge tiles,
+    // k = 290 a tail of steps; A row-major packs its 6-row panels by 4 x 4 transposes and a last pair of rows, A
+    // transposed by copies of 4 values and a pair.
     const [m, n, k] = [13, 37, 290];
     const [a, b, c, work] = [0, 4 * m * k, 4 * (m + n) * k, 4 * ((m + n) * k + m * n)];
     const pages = Math.ceil((work + GEMM_WORK_BYTES) / 65536);

@@ -111,7 +111,8 @@ function flaggedRelaxedSimd(): boolean {
  * Whether the engine's compiler keeps a loop's 12 accumulators and 3 other vectors in registers (`wideTiles`): V8 from
  * 13.6 (Node 24) and other engines. V8 up to 12.9 places every load of the loop before the multiply-adds and spills:
  * the few-row kernel's 2 x 6 blocks, one thread, [8,288] x [32000,288]ᵀ, 43-49 GFLOP/s in 2 x 4 blocks against 30-34
- * on Node 20, 22 and 23; 42 -> 49.5 on Node 24 and 26. LOOM_WASM_WIDE_TILES=1 or 0 decides instead.
+ * on Node 20, 22 and 23; 42 -> 49.5 on Node 24 and 26. (The packed product's wide tile loads A's values as integers
+ * there instead: see gemm-kernel.ts.) LOOM_WASM_WIDE_TILES=1 or 0 decides instead.
  */
 function keepsWideTiles(): boolean {
   const forced = environment(WIDE_TILES_VARIABLE);
