@@ -14,7 +14,7 @@ const gpuPaths: readonly { readonly name: string; readonly features: Partial<Dev
   { name: 'GPU path, shared-memory sums', features: { software: false, subgroups: false } },
   { name: 'GPU path, subgroup sums', features: { software: false, subgroups: true } },
 ];
-const rowKernelOps = ['matmul', 'linear', 'swigluBlock', 'attentionStep'];
+const rowKernelOps = ['matmul', 'linear', 'swigluBlock', 'attentionStep', 'halfMatmul', 'quantizedMatmul'];
 
 if (backend) {
   describeConformance('webgpu (Node, dawn.node)', () => backend);

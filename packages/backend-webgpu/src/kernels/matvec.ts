@@ -125,14 +125,34 @@ ${outputCode(`gid * ${wg}u + lid`, 'j * p.k')}
  * one contiguous span of the weight: the coalesced stream a GPU needs for a bandwidth-bound product.
  */
 function rowsCode(wg: number, width: 1 | 4, kind: RowReduction, addend: Addend): string {
-  const dot = dotCode(width);
+  return workgroupPerOutput(
+    wg,
+    kind,
+    outputCode('gid', 'j * p.k'),
+    `for (var kk = lid; kk < p.k; kk += ${wg}u) { acc += ${dotCode(width)}; }`,
+    `${ADDEND_TERM[addend]}total`,
+  );
+}
+
+/**
+ * WGSL of a kernel that gives output o = gid (below p.count) a workgroup of `wg` threads: `setup` declares what the
+ * output needs and `var acc = 0.0`, `share` adds the thread's share of the sum to acc, the workgroup adds them up
+ * (`reduction`), and thread 0 writes `result` (of `total`) to out[o].
+ */
+export function workgroupPerOutput(
+  wg: number,
+  kind: RowReduction,
+  setup: string,
+  share: string,
+  result = 'total',
+): string {
   const { decl, body } = reduction(kind, wg);
   return `${decl}
 ${rowEntryPoint(wg, kind)}
-${outputCode('gid', 'j * p.k')}
-  for (var kk = lid; kk < p.k; kk += ${wg}u) { acc += ${dot}; }
+${setup}
+  ${share}
   ${body}
-  if (lid == 0u) { out[o] = ${ADDEND_TERM[addend]}total; }
+  if (lid == 0u) { out[o] = ${result}; }
 }`;
 }
 

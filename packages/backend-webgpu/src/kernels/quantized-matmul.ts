@@ -2,7 +2,9 @@ import { type QuantType, quantFormat, quantizedShape, sizeOf, type TensorInfo } 
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
+import { rowStrategy, withSubgroups, workgroupPerOutput } from './matvec';
 import { entryPoint, makeProgram } from './program';
+import { rowWorkgroupSize } from './workgroup-reduce';
 
 const params = new ParamLayout().scalar('count', 'u32').scalar('n', 'u32').scalar('blocks', 'u32');
 
@@ -29,17 +31,17 @@ function blockCode(type: QuantType): string {
 }
 
 /**
- * WGSL of one thread's output: blocks of 32 with one scale (Q8_0, Q4_0; `p.blocks` of them per row), each block's
+ * WGSL adding the blocks `blocks` (a loop header over b) of output (r, j) to acc: blocks of 32 with one scale (Q8_0, Q4_0; `p.blocks` of them per row), each block's
  * dot product scaled once; or Q4_K super-blocks of 256 (`p.blocks` per row, 36 words and d, dmin each): words 0-3
  * hold the 6-bit scales (bytes 0-7) and mins (bytes 8-15), words 4-35 the nibbles, word 4 + 8c + t holding values
  * 64c + 4t.. in its low nibbles and 64c + 32 + 4t.. in its high ones; each sub-block's dot product is scaled by
  * d · s, and its sum of x by dmin · m; or Q6_K super-blocks (see q6kCode).
  */
-function outputCode(type: QuantType): string {
-  if (type === 'q6_k') return q6kCode();
+function outputCode(type: QuantType, blocks: string): string {
+  if (type === 'q6_k') return q6kCode(blocks);
   if (type !== 'q4_k') {
     const words = type === 'q8_0' ? 8 : 4;
-    return `for (var b = 0u; b < p.blocks; b++) {
+    return `${blocks} {
     let xb = (r * p.blocks + b) * 8u;
     let qb = (j * p.blocks + b) * ${words}u;
     var s = 0.0;
@@ -47,7 +49,7 @@ function outputCode(type: QuantType): string {
     acc += s * scales[j * p.blocks + b];
   }`;
   }
-  return `for (var b = 0u; b < p.blocks; b++) {
+  return `${blocks} {
     let xb = (r * p.blocks + b) * 64u;
     let qb = (j * p.blocks + b) * 36u;
     let d = scales[2u * (j * p.blocks + b)];
@@ -82,14 +84,14 @@ function outputCode(type: QuantType): string {
 }
 
 /**
- * WGSL of one thread's Q6_K output (`p.blocks` super-blocks of 256 per row, 52 words and d each): words 0-3 hold the
+ * WGSL adding the Q6_K super-blocks `blocks` (a loop header over b; `p.blocks` of 256 per row, 52 words and d each): words 0-3 hold the
  * int8 sub-block scales, words 4-35 the low nibbles and words 36-51 the high bit pairs. Values 128h + 32k + 4t..+3
  * (h < 2, k < 4, t < 8) take their nibbles from word 4 + 16h + 8(k & 1) + t (low halves for k < 2, high else) and
  * their high pairs from bits 2k, 2k + 1 of each byte of word 36 + 8h + t; t < 4 is sub-block 8h + 2k, the rest the
  * next. Each sub-block's dot product of codes minus 32 is scaled by d · s.
  */
-function q6kCode(): string {
-  return `for (var b = 0u; b < p.blocks; b++) {
+function q6kCode(blocks: string): string {
+  return `${blocks} {
     let xb = (r * p.blocks + b) * 64u;
     let qb = (j * p.blocks + b) * 52u;
     let d = scales[j * p.blocks + b];
@@ -123,7 +125,9 @@ function q6kCode(): string {
 
 /**
  * out [rows, n] = x [rows, in] · Wᵀ for a block-quantized W [n, in] (scales and codes packed into words; see
- * QuantizedWeight), dequantizing each block inside the dot product: one thread per output.
+ * QuantizedWeight), dequantizing each block inside the dot product. On a CPU rasteriser a thread per output walks
+ * its row's blocks; on a GPU a workgroup per output takes them side by side (a block a thread per step), so a row's
+ * threads read neighbouring blocks at once instead of one thread reading the whole row alone.
  */
 export function quantizedMatmul(
   rt: GpuRuntime,
@@ -137,9 +141,32 @@ export function quantizedMatmul(
   const rows = sizeOf(x.shape) / inner;
   const count = rows * n;
   const out = rt.alloc(count, 'f32');
-  const wg = rt.limits.workgroupSize;
+  const strategy = rowStrategy(rt);
+  const perOutput = strategy !== 'thread';
+  const wg = perOutput ? rowWorkgroupSize(blocks, rt.limits.workgroupSize) : rt.limits.workgroupSize;
+  const setup = `  if (o >= p.count) { return; }
+  let r = o / p.n;
+  let j = o % p.n;
+  var acc = 0.0;`;
+  const code = (): string => {
+    if (strategy === 'thread') {
+      return `${entryPoint(wg)}
+  let o = gid * ${wg}u + lid;
+${setup}
+  ${outputCode(type, 'for (var b = 0u; b < p.blocks; b++)')}
+  out[o] = acc;
+}`;
+    }
+    return workgroupPerOutput(
+      wg,
+      strategy,
+      `  let o = gid;
+${setup}`,
+      outputCode(type, `for (var b = lid; b < p.blocks; b += ${wg}u)`),
+    );
+  };
   const program = makeProgram(
-    `quantizedMatmul:${type}:${wg}`,
+    `quantizedMatmul:${type}:${strategy}:${wg}`,
     [
       { name: 'x', type: 'vec4<f32>' },
       { name: 'scales', type: 'f32' },
@@ -147,22 +174,14 @@ export function quantizedMatmul(
     ],
     [{ name: 'out', type: 'f32' }],
     params,
-    () => `${entryPoint(wg)}
-  let o = gid * ${wg}u + lid;
-  if (o >= p.count) { return; }
-  let r = o / p.n;
-  let j = o % p.n;
-  var acc = 0.0;
-  ${outputCode(type)}
-  out[o] = acc;
-}`,
+    code,
   );
   rt.launch({
-    program,
+    program: strategy === 'subgroups' ? withSubgroups(program) : program,
     inputs: [rt.storage(x.id), rt.storage(scales.id), rt.storage(quants.id)],
     outputs: [out],
     params: params.pack({ count, n, blocks }),
-    workgroups: Math.ceil(count / wg),
+    workgroups: perOutput ? count : Math.ceil(count / wg),
   });
   return out;
 }
