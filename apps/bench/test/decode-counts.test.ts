@@ -1,11 +1,11 @@
 import { CpuBackend } from '@loom/backend-cpu';
-import { tensorsFromTransformer } from '@loom/models';
-import { makeConfig, TransformerLM } from '@loom/nn';
+import { quantizeLinears, tensorsFromTransformer } from '@loom/models';
+import { Linear, makeConfig, TransformerLM } from '@loom/nn';
 import { InferenceSession, TokenChooser } from '@loom/runtime';
 import { setBackend } from '@loom/tensor';
 import { webgpuForTests } from '@loom/webgpu-node';
 import { describe, expect, it } from 'vitest';
-import { decodeStepCounts, weightBytes } from '../src/suites/decode-counts';
+import { decodeStepCounts } from '../src/suites/decode-counts';
 
 const backend = await webgpuForTests();
 
@@ -57,11 +57,30 @@ describe.skipIf(!backend)('WebGPU decode counts on a tiny model (lavapipe)', () 
     }
     // Every weight is read at least once per token, but of the embedding table only the token's row; the cache
     // adds a little more each step. Counting the whole table the gather binds would pass the weights' size.
-    const weights = weightBytes(model);
+    const weights = model.weightBytes;
     const { vocabSize, dim } = model.config;
     expect(steps[0].inputBytes).toBeGreaterThanOrEqual(weights - 4 * (vocabSize - 1) * dim);
     expect(steps[0].inputBytes).toBeLessThan(weights);
     expect(steps[6].inputBytes).toBeGreaterThan(steps[0].inputBytes);
+    model.dispose();
+  });
+
+  it('a model whose products read Q8_0 blocks reads about its compact weights a token, not its released f32 ones', async () => {
+    if (!backend) throw new Error('unreachable');
+    setBackend(backend);
+    const model = tinyModel();
+    const f32 = model.weightBytes;
+    expect(await quantizeLinears(model, 'q8_0')).toBe(2 * 7 + 1);
+    for (const m of model.modules()) if (m instanceof Linear) m.releaseWeight();
+    const weights = model.weightBytes;
+    // Q8_0 blocks take 36 bytes for 32 values (128 in f32); the f32 embedding table and norms stay.
+    const { vocabSize, dim } = model.config;
+    const table = 4 * vocabSize * dim;
+    expect(weights - table).toBeLessThan((f32 - table) / 3);
+    const [step] = await decodeStepCounts(model, backend, new TokenChooser({ temperature: 0 }), 3, 1);
+    // Every block once, of the table one row; what passes the weights is activations and the cache, small here.
+    expect(step.inputBytes).toBeGreaterThanOrEqual(weights - 4 * (vocabSize - 1) * dim);
+    expect(step.inputBytes).toBeLessThan(1.1 * weights);
     model.dispose();
   });
 

@@ -156,6 +156,17 @@ export class TransformerLM extends Module {
     this.#tiedOutput = w;
   }
 
+  /**
+   * Bytes of the weights this model holds: its parameters that are not disposed (a layer whose product reads a compact
+   * copy may have freed its f32 weight) and the compact copies (quantized, 16-bit) its products read.
+   */
+  get weightBytes(): number {
+    let bytes = this.#tiedOutput?.bytes ?? 0;
+    for (const p of this.parameters()) if (!p.isDisposed) bytes += p.bytes;
+    for (const m of this.modules()) if (m instanceof Linear) bytes += m.quantized?.bytes ?? 0;
+    return bytes;
+  }
+
   override dispose(): void {
     this.#tiedOutput?.dispose();
     this.#tiedOutput = undefined;

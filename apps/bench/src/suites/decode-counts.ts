@@ -53,8 +53,3 @@ export function meanCount(steps: readonly StepCounts[], key: keyof StepCounts): 
 export function mostCount(steps: readonly StepCounts[], key: keyof StepCounts): number {
   return Math.max(...steps.map((s) => s[key]));
 }
-
-/** Bytes of a model's parameters. */
-export function weightBytes(model: TransformerLM): number {
-  return model.parameters().reduce((sum, p) => sum + p.bytes, 0);
-}

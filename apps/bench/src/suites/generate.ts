@@ -15,7 +15,7 @@ import { llamaCppRate } from '../peers/llamacpp';
 import { sharedDataFile } from '../shared-data';
 import { median } from '../stats';
 import type { Row, Suite, SuiteOptions, SuiteResult } from '../suite';
-import { decodeStepCounts, meanCount, mostCount, type StepCounts, weightBytes } from './decode-counts';
+import { decodeStepCounts, meanCount, mostCount, type StepCounts } from './decode-counts';
 import { quantizedDecodeRows, quantizedShapes } from './quantized-decode';
 
 /** Prompt tokens of the prefill runs. */
@@ -356,7 +356,7 @@ export const generateSuite: Suite = {
       rows.push(...rateRows(target.name, steps, rates));
       if (backend instanceof WebGPUBackend && model.config.maxSeqLen > WARM_UP_STEPS + COUNTED_STEPS) {
         const counts = await decodeStepCounts(model, backend, chooser, WARM_UP_STEPS, COUNTED_STEPS);
-        rows.push(...countRows(target.name, counts, weightBytes(model)));
+        rows.push(...countRows(target.name, counts, model.weightBytes));
       }
       model.dispose();
     }
