@@ -2,9 +2,9 @@ import { type HalfType, sizeOf, type TensorInfo } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
-import { rowStrategy, withSubgroups, workgroupPerOutput } from './matvec';
-import { entryPoint, makeProgram } from './program';
-import { rowWorkgroupSize } from './workgroup-reduce';
+import { rowStrategy } from './matvec';
+import { outputSums } from './output-sums';
+import { makeProgram } from './program';
 
 /** `words`: the packed words of a row, or its vec4 of words where the kernel loads four at a time. */
 const params = new ParamLayout().scalar('count', 'u32').scalar('n', 'u32').scalar('words', 'u32');
@@ -46,48 +46,31 @@ export function halfMatmul(rt: GpuRuntime, x: TensorInfo, packed: TensorInfo, ty
   const strategy = rowStrategy(rt);
   const wide = strategy !== 'thread' && words % 4 === 0;
   const steps = wide ? words / 4 : words;
-  const perOutput = strategy !== 'thread';
-  const wg = perOutput ? rowWorkgroupSize(steps, rt.limits.workgroupSize) : rt.limits.workgroupSize;
-  const setup = `  let r = o / p.n;
-  let j = o % p.n;
-  var acc = 0.0;`;
-  const code = (): string => {
-    if (strategy === 'thread') {
-      return `${entryPoint(wg)}
-  let o = gid * ${wg}u + lid;
-  if (o >= p.count) { return; }
-${setup}
-  for (var t = 0u; t < p.words; t++) { ${stepCode(type, false)} }
-  out[o] = acc;
-}`;
-    }
-    return workgroupPerOutput(
-      wg,
-      strategy,
-      `  let o = gid;
-  if (o >= p.count) { return; }
-${setup}`,
-      `for (var t = lid; t < p.words; t += ${wg}u) {
+  const sums = outputSums(
+    rt,
+    strategy,
+    count,
+    steps,
+    (first, step) => `for (var t = ${first}; t < p.words; t += ${step}) {
     ${stepCode(type, wide)}
   }`,
-    );
-  };
+  );
   const program = makeProgram(
-    `halfMatmul:${type}:${strategy}${wide ? 4 : 1}:${wg}`,
+    `halfMatmul:${type}:${strategy}${wide ? 4 : 1}:${sums.wg}`,
     [
       { name: 'x', type: wide ? 'vec4<f32>' : 'vec2<f32>' },
       { name: 'packed', type: wide ? 'vec4<u32>' : 'u32' },
     ],
     [{ name: 'out', type: 'f32' }],
     params,
-    code,
+    sums.code,
   );
   rt.launch({
-    program: strategy === 'subgroups' ? withSubgroups(program) : program,
+    program: sums.compiled(program),
     inputs: [rt.storage(x.id), rt.storage(packed.id)],
     outputs: [out],
     params: params.pack({ count, n, words: steps }),
-    workgroups: perOutput ? count : Math.ceil(count / wg),
+    workgroups: sums.workgroups,
   });
   return out;
 }

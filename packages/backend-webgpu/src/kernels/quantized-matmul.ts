@@ -2,9 +2,9 @@ import { type QuantType, quantFormat, quantizedShape, sizeOf, type TensorInfo } 
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
-import { rowStrategy, withSubgroups, workgroupPerOutput } from './matvec';
-import { entryPoint, makeProgram } from './program';
-import { rowWorkgroupSize } from './workgroup-reduce';
+import { rowStrategy } from './matvec';
+import { outputSums } from './output-sums';
+import { makeProgram } from './program';
 
 const params = new ParamLayout().scalar('count', 'u32').scalar('n', 'u32').scalar('blocks', 'u32');
 
@@ -142,31 +142,11 @@ export function quantizedMatmul(
   const count = rows * n;
   const out = rt.alloc(count, 'f32');
   const strategy = rowStrategy(rt);
-  const perOutput = strategy !== 'thread';
-  const wg = perOutput ? rowWorkgroupSize(blocks, rt.limits.workgroupSize) : rt.limits.workgroupSize;
-  const setup = `  if (o >= p.count) { return; }
-  let r = o / p.n;
-  let j = o % p.n;
-  var acc = 0.0;`;
-  const code = (): string => {
-    if (strategy === 'thread') {
-      return `${entryPoint(wg)}
-  let o = gid * ${wg}u + lid;
-${setup}
-  ${outputCode(type, 'for (var b = 0u; b < p.blocks; b++)')}
-  out[o] = acc;
-}`;
-    }
-    return workgroupPerOutput(
-      wg,
-      strategy,
-      `  let o = gid;
-${setup}`,
-      outputCode(type, `for (var b = lid; b < p.blocks; b += ${wg}u)`),
-    );
-  };
+  const sums = outputSums(rt, strategy, count, blocks, (first, step) =>
+    outputCode(type, `for (var b = ${first}; b < p.blocks; b += ${step})`),
+  );
   const program = makeProgram(
-    `quantizedMatmul:${type}:${strategy}:${wg}`,
+    `quantizedMatmul:${type}:${strategy}:${sums.wg}`,
     [
       { name: 'x', type: 'vec4<f32>' },
       { name: 'scales', type: 'f32' },
@@ -174,14 +154,14 @@ ${setup}`,
     ],
     [{ name: 'out', type: 'f32' }],
     params,
-    code,
+    sums.code,
   );
   rt.launch({
-    program: strategy === 'subgroups' ? withSubgroups(program) : program,
+    program: sums.compiled(program),
     inputs: [rt.storage(x.id), rt.storage(scales.id), rt.storage(quants.id)],
     outputs: [out],
     params: params.pack({ count, n, blocks }),
-    workgroups: perOutput ? count : Math.ceil(count / wg),
+    workgroups: sums.workgroups,
   });
   return out;
 }

@@ -1,0 +1,54 @@
+import type { KernelProgram } from '../kernel-program';
+import type { GpuRuntime } from '../runtime';
+import { type RowStrategy, withSubgroups, workgroupPerOutput } from './matvec';
+import { entryPoint } from './program';
+import { rowWorkgroupSize } from './workgroup-reduce';
+
+/** How a product's outputs are summed (see `outputSums`): the kernel's WGSL, its workgroup size and count. */
+export interface OutputSums {
+  readonly wg: number;
+  readonly workgroups: number;
+  code(): string;
+  /** `program` as the strategy needs it compiled (subgroup sums enable the extension). */
+  compiled(program: KernelProgram): KernelProgram;
+}
+
+/**
+ * A kernel writing out[o] for each output o < p.count of a [rows, n] product, (r, j) = (o / p.n, o % p.n), as the sum
+ * `loop(first, step)` adds into `acc` over a row's `units` (blocks, words): on a CPU rasteriser (`strategy` 'thread')
+ * a thread per output takes them all (loop('0u', '1u')); on a GPU a workgroup per output spreads them over its
+ * threads (loop('lid', wg)), which then add up their sums, so a row is read by neighbouring threads at once.
+ */
+export function outputSums(
+  rt: GpuRuntime,
+  strategy: RowStrategy,
+  count: number,
+  units: number,
+  loop: (first: string, step: string) => string,
+): OutputSums {
+  const setup = `  if (o >= p.count) { return; }
+  let r = o / p.n;
+  let j = o % p.n;
+  var acc = 0.0;`;
+  if (strategy === 'thread') {
+    const wg = rt.limits.workgroupSize;
+    return {
+      wg,
+      workgroups: Math.ceil(count / wg),
+      code: () => `${entryPoint(wg)}
+  let o = gid * ${wg}u + lid;
+${setup}
+  ${loop('0u', '1u')}
+  out[o] = acc;
+}`,
+      compiled: (program) => program,
+    };
+  }
+  const wg = rowWorkgroupSize(units, rt.limits.workgroupSize);
+  return {
+    wg,
+    workgroups: count,
+    code: () => workgroupPerOutput(wg, strategy, `  let o = gid;\n${setup}`, loop('lid', `${wg}u`)),
+    compiled: (program) => (strategy === 'subgroups' ? withSubgroups(program) : program),
+  };
+}
