@@ -167,6 +167,16 @@ export class TransformerLM extends Module {
     return bytes;
   }
 
+  /**
+   * Bytes of the weights one decode step reads: `weightBytes` less the embedding rows the lookup skips (all but the
+   * token's), unless the output projection reads the f32 table whole (tied, without a quantized copy).
+   */
+  get stepWeightBytes(): number {
+    const table = this.tokEmbeddings.weight;
+    if (this.output === undefined && this.#tiedOutput === undefined) return this.weightBytes;
+    return this.weightBytes - table.bytes + table.bytes / this.config.vocabSize;
+  }
+
   override dispose(): void {
     this.#tiedOutput?.dispose();
     this.#tiedOutput = undefined;

@@ -26,12 +26,14 @@ function tinyLlama(): TransformerLM {
   return new TransformerLM(config).eval();
 }
 
-describe('TransformerLM.weightBytes', () => {
+describe('TransformerLM.weightBytes and stepWeightBytes', () => {
   it('counts the f32 parameters of a plain model once each (the tied embedding once)', () => {
     const before = backend.liveBytes();
     const model = tinyLlama();
     expect(model.weightBytes).toBe(backend.liveBytes() - before);
     expect(model.weightBytes).toBe(4 * model.parameters().reduce((n, p) => n + p.size, 0));
+    // The tied output reads the whole table.
+    expect(model.stepWeightBytes).toBe(model.weightBytes);
     model.dispose();
   });
 
@@ -55,6 +57,8 @@ describe('TransformerLM.weightBytes', () => {
     expect(released).toBeGreaterThan(0);
     expect(model.weightBytes).toBe(f32 - released + compact);
     expect(model.weightBytes).toBe(backend.liveBytes() - before);
+    // The output reads the table's blocks now: of the f32 table a step reads the token's row.
+    expect(model.stepWeightBytes).toBe(model.weightBytes - 4 * 63 * 32);
     model.dispose();
   });
 });

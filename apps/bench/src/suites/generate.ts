@@ -211,7 +211,7 @@ async function cacheRows(chooser: TokenChooser, samples: number, notes: string[]
 const COUNTED_STEPS = 8;
 
 /** Per-token device counts of steady-state decode on WebGPU: means over COUNTED_STEPS steps, allocations at most. */
-function countRows(name: string, steps: readonly StepCounts[], weights: number): Row[] {
+function countRows(name: string, steps: readonly StepCounts[], model: TransformerLM): Row[] {
   const mean = (key: keyof StepCounts): number => meanCount(steps, key);
   const read = mean('inputBytes');
   return [
@@ -228,8 +228,13 @@ function countRows(name: string, steps: readonly StepCounts[], weights: number):
     { model: name, measure: 'webgpu tensor uploads per token', value: mean('uploads') },
     { model: name, measure: 'webgpu bytes read back per token', value: mean('bytesRead') },
     { model: name, measure: 'webgpu bytes read per token (MB, bound inputs)', value: read / 1e6 },
-    { model: name, measure: 'webgpu weights (MB)', value: weights / 1e6 },
-    { model: name, measure: 'webgpu bytes read / weights (x)', value: read / weights },
+    { model: name, measure: 'webgpu weights (MB)', value: model.weightBytes / 1e6 },
+    { model: name, measure: 'webgpu weights a step reads (MB)', value: model.stepWeightBytes / 1e6 },
+    {
+      model: name,
+      measure: 'webgpu bytes read / weights a step reads (x)',
+      value: read / model.stepWeightBytes,
+    },
   ];
 }
 
@@ -356,7 +361,7 @@ export const generateSuite: Suite = {
       rows.push(...rateRows(target.name, steps, rates));
       if (backend instanceof WebGPUBackend && model.config.maxSeqLen > WARM_UP_STEPS + COUNTED_STEPS) {
         const counts = await decodeStepCounts(model, backend, chooser, WARM_UP_STEPS, COUNTED_STEPS);
-        rows.push(...countRows(target.name, counts, model.weightBytes));
+        rows.push(...countRows(target.name, counts, model));
       }
       model.dispose();
     }
