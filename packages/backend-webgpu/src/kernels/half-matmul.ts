@@ -2,7 +2,7 @@ import { type HalfType, sizeOf, type TensorInfo } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
-import { rowStrategy } from './matvec';
+import { compiledFor, rowStrategy } from './matvec';
 import { outputSums } from './output-sums';
 import { makeProgram } from './program';
 
@@ -66,7 +66,7 @@ export function halfMatmul(rt: GpuRuntime, x: TensorInfo, packed: TensorInfo, ty
     sums.code,
   );
   rt.launch({
-    program: sums.compiled(program),
+    program: compiledFor(strategy, program),
     inputs: [rt.storage(x.id), rt.storage(packed.id)],
     outputs: [out],
     params: params.pack({ count, n, words: steps }),

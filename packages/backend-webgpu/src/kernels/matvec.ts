@@ -174,8 +174,12 @@ ${outputCode(`gid * ${wg}u + lid`, 'j')}
 }`;
 }
 
-/** A program whose WGSL opens with `enable subgroups;` (the directive must precede every declaration). */
-export function withSubgroups(program: KernelProgram): KernelProgram {
+/**
+ * `program` as `strategy` needs it compiled: with subgroup sums its WGSL opens with `enable subgroups;` (the
+ * directive must precede every declaration).
+ */
+export function compiledFor(strategy: RowStrategy | 'columns', program: KernelProgram): KernelProgram {
+  if (strategy !== 'subgroups') return program;
   return { ...program, code: () => `enable subgroups;\n${program.code()}` };
 }
 
@@ -245,7 +249,7 @@ export function matvecInto(
     code,
   );
   rt.launch({
-    program: strategy === 'subgroups' ? withSubgroups(program) : program,
+    program: compiledFor(strategy, program),
     inputs: [a, b, ...bound],
     outputs: [out],
     params: params.pack({

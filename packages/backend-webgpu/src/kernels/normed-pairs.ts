@@ -1,7 +1,7 @@
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
-import { type RowReduction, reduction, rowEntryPoint, rowStrategy, withSubgroups } from './matvec';
+import { compiledFor, type RowReduction, reduction, rowEntryPoint, rowStrategy } from './matvec';
 import { entryPoint, makeProgram } from './program';
 import { rowWorkgroupSize } from './workgroup-reduce';
 
@@ -162,7 +162,7 @@ ${unitCode('gid', spec.select)}
   );
   const count = spec.rows * spec.units;
   rt.launch({
-    program: strategy === 'subgroups' ? withSubgroups(program) : program,
+    program: compiledFor(strategy, program),
     inputs: [spec.x, spec.norm, ...spec.weights],
     outputs: spec.outputs.map(({ storage }) => storage),
     params: spec.params,

@@ -1,6 +1,5 @@
-import type { KernelProgram } from '../kernel-program';
 import type { GpuRuntime } from '../runtime';
-import { type RowStrategy, withSubgroups, workgroupPerOutput } from './matvec';
+import { type RowStrategy, workgroupPerOutput } from './matvec';
 import { entryPoint } from './program';
 import { rowWorkgroupSize } from './workgroup-reduce';
 
@@ -9,8 +8,6 @@ export interface OutputSums {
   readonly wg: number;
   readonly workgroups: number;
   code(): string;
-  /** `program` as the strategy needs it compiled (subgroup sums enable the extension). */
-  compiled(program: KernelProgram): KernelProgram;
 }
 
 /**
@@ -41,7 +38,6 @@ ${setup}
   ${loop('0u', '1u')}
   out[o] = acc;
 }`,
-      compiled: (program) => program,
     };
   }
   const wg = rowWorkgroupSize(units, rt.limits.workgroupSize);
@@ -49,6 +45,5 @@ ${setup}
     wg,
     workgroups: count,
     code: () => workgroupPerOutput(wg, strategy, `  let o = gid;\n${setup}`, loop('lid', `${wg}u`)),
-    compiled: (program) => (strategy === 'subgroups' ? withSubgroups(program) : program),
   };
 }

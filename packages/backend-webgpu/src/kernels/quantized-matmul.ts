@@ -2,7 +2,7 @@ import { type QuantType, quantFormat, quantizedShape, sizeOf, type TensorInfo } 
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
-import { rowStrategy } from './matvec';
+import { compiledFor, rowStrategy } from './matvec';
 import { outputSums } from './output-sums';
 import { makeProgram } from './program';
 
@@ -157,7 +157,7 @@ export function quantizedMatmul(
     sums.code,
   );
   rt.launch({
-    program: sums.compiled(program),
+    program: compiledFor(strategy, program),
     inputs: [rt.storage(x.id), rt.storage(scales.id), rt.storage(quants.id)],
     outputs: [out],
     params: params.pack({ count, n, blocks }),
