@@ -52,8 +52,12 @@ export class AutodiffBackend implements Backend {
   readonly #deferred = new Set<DataId>();
   readonly #ctx: RuleContext = { borrow: (info) => borrowTensor(this, info) };
 
+  /** The inner backend's `alloc`, where it has one (`empty` fills zeros where not). */
+  readonly alloc?: (size: number, dtype: DType) => DataId;
+
   constructor(readonly inner: Backend) {
     this.name = inner.name;
+    this.alloc = inner.alloc?.bind(inner);
     this.#recordingFused = this.#fusedKernels();
   }
 
@@ -267,10 +271,6 @@ export class AutodiffBackend implements Backend {
 
   fill(size: number, value: number, dtype: DType): DataId {
     return this.inner.fill(size, value, dtype);
-  }
-
-  alloc(size: number, dtype: DType): DataId {
-    return this.inner.alloc ? this.inner.alloc(size, dtype) : this.inner.fill(size, 0, dtype);
   }
 
   arange(size: number, start: number, step: number, dtype: DType): DataId {

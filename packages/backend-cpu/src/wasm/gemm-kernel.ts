@@ -56,7 +56,7 @@ export function gemmLayout(config: GemmConfig): GemmLayout {
  * and adds each product needs a scratch register, so 4 x 8 (8 accumulators) is the largest tile that fits x64's 16
  * vector registers; with relaxed SIMD's fused multiply-add 6 x 8 (12 accumulators) fits and ran 15% faster (`pnpm
  * bench matmul`, Node 26, one thread), while 4 x 12 and 3 x 16 ran slower than 4 x 8. Where the compiler would spill
- * it (V8 before 13.6, `wideTiles` false), the tile takes A's values through general registers (`emitMacro`). Blocking:
+ * it (V8 before 13.6, `wideTiles` false), the tile takes A's values through general registers (`splatOfA`). Blocking:
  * kc 768 packs a stories110M-shape projection's whole depth at once (each weight row read whole, A packed and C
  * written once per product) and nc 1024 keeps the packed block of B (kc x nc, 3 MiB) to one pass of L3 per block of
  * A. Against kc 256, nc 2048, 110M prefill of 128 tokens on 2 threads (3 alternations): Node 20 280.8-284.9 ->
