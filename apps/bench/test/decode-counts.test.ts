@@ -86,23 +86,26 @@ describe.skipIf(!backend)('WebGPU decode counts on a tiny model (lavapipe)', () 
     model.dispose();
   });
 
-  it('a llama layer costs five dispatches a token: the fused attention half (3) and SwiGLU block (2)', async () => {
-    if (!backend) throw new Error('unreachable');
-    setBackend(backend);
-    const chooser = new TokenChooser({ temperature: 0 });
-    const perStep: number[] = [];
-    for (const layers of [2, 5]) {
-      const model = tinyModel(layers);
-      const [step] = await decodeStepCounts(model, backend, chooser, 3, 1);
-      perStep.push(step.dispatches);
-      model.dispose();
-    }
-    // The separate ops take 17 a layer (norm, three products, two RoPEs, two cache writes, attention, output
-    // product, add; norm, two products, gate, product, add); the fused ones: q/k/v with norm and RoPE and the cache
-    // row, attention, output product with the residual (into an `empty` output: no fill); gate, down product with
-    // the residual.
-    expect((perStep[1] - perStep[0]) / 3).toBe(5);
-  });
+  for (const weights of ['f32', 'Q8_0', 'Q4_0'] as const) {
+    it(`a llama layer with ${weights} weights costs five dispatches a token: the fused attention half (3) and SwiGLU block (2)`, async () => {
+      if (!backend) throw new Error('unreachable');
+      setBackend(backend);
+      const chooser = new TokenChooser({ temperature: 0 });
+      const perStep: number[] = [];
+      for (const layers of [2, 5]) {
+        const model = tinyModel(layers);
+        if (weights !== 'f32') await quantizeLinears(model, weights === 'Q8_0' ? 'q8_0' : 'q4_0');
+        const [step] = await decodeStepCounts(model, backend, chooser, 3, 1);
+        perStep.push(step.dispatches);
+        model.dispose();
+      }
+      // The separate ops take 17 a layer (norm, three products, two RoPEs, two cache writes, attention, output
+      // product, add; norm, two products, gate, product, add); the fused ones, whatever the weights' format: q/k/v
+      // with norm and RoPE and the cache row, attention, output product with the residual (into an `empty` output:
+      // no fill); gate, down product with the residual.
+      expect((perStep[1] - perStep[0]) / 3).toBe(5);
+    });
+  }
 
   it('decodes the same logits as the CPU backend from the same weights', async () => {
     if (!backend) throw new Error('unreachable');

@@ -42,8 +42,9 @@ export async function requireNodeBackend(): Promise<WebGPUBackend> {
 }
 
 /**
- * A second backend on a device requested with no optional features (no subgroups, no shader-f16), so the
- * kernels' plain paths run too; undefined when there is no adapter (as `nodeBackend` decides).
+ * A second backend on a device requested with no optional features (no subgroups, no shader-f16) and WebGPU's
+ * default limits (8 storage buffers a shader stage), so the kernels' plain paths run too; undefined when there is
+ * no adapter (as `nodeBackend` decides).
  */
 export async function plainNodeBackend(): Promise<WebGPUBackend | undefined> {
   if (!(await nodeBackend())) return undefined;

@@ -1,5 +1,4 @@
-import type { AttentionStepParams, FusedKernels } from '@loom/tensor';
-import { matmulInto, weightProduct } from '../matmul';
+import type { FusedKernels } from '@loom/tensor';
 import type { CpuStorage } from '../storage';
 import { attentionKernel } from './attention';
 import { decodeAttentionInto } from './decode-attention';
@@ -7,26 +6,31 @@ import { KeptScratch } from './kept-scratch';
 import type { CpuKernelContext } from './kernel-context';
 import { rmsnormInto } from './norm';
 import { ropeInto } from './rope';
+import { storedWeight, weightProductInto } from './weight-product';
 
 /** The normalised rows, the queries, the new keys and values, and the heads' attention outputs. */
 const scratch = new KeptScratch();
 
 /**
  * One decode step of a llama attention block (`attentionStep`): the same kernels as the separate ops (the norm, the
- * products on the matmul kernels, threads included, RoPE in place, the decode attention), called from one place, so
+ * products on the kernels of their weights' formats, threads included, RoPE in place, the decode attention), called from one place, so
  * a step crosses from the tensor front-end into the backend once for the attention half of a layer instead of
  * eleven times. The new keys and values are copied into row `offset` of the store of each batch row.
  */
 export function attentionStepKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'attentionStep'> {
   return {
-    attentionStep: (out, x, normWeight, wq, wk, wv, wo, keys, values, params: AttentionStepParams) => {
+    attentionStep: (out, x, normWeight, ...rest) => {
+      const [wq, wqScales, wk, wkScales, wv, wvScales, wo, woScales, keys, values, params] = rest;
       const settings = ctx.settings;
       const [b, , dim] = x.shape;
       const [, s, hkv, hd] = keys.shape;
       const h = wq.shape[0] / hd;
-      const [xs, ns, qw, kw, vw, ow, ks, vs, os] = [x, normWeight, wq, wk, wv, wo, keys, values, out].map(
-        (t) => ctx.get(t),
-      );
+      const { formats } = params;
+      const [xs, ns, ks, vs, os] = [x, normWeight, keys, values, out].map((t) => ctx.get(t));
+      const qw = storedWeight(ctx, formats.wq, wq, wqScales);
+      const kw = storedWeight(ctx, formats.wk, wk, wkScales);
+      const vw = storedWeight(ctx, formats.wv, wv, wvScales);
+      const ow = storedWeight(ctx, formats.wo, wo, woScales);
       const owned: CpuStorage[] = [];
       try {
         const n = scratch.get(0, b * dim, ctx.precision, owned);
@@ -35,9 +39,9 @@ export function attentionStepKernels(ctx: CpuKernelContext): Pick<FusedKernels, 
         const v = scratch.get(3, b * hkv * hd, ctx.precision, owned);
         const heads = scratch.get(4, b * h * hd, ctx.precision, owned);
         rmsnormInto(settings, xs, ns, params.eps, n);
-        matmulInto(settings, weightProduct(b, h * hd, dim), n, qw, q);
-        matmulInto(settings, weightProduct(b, hkv * hd, dim), n, kw, k);
-        matmulInto(settings, weightProduct(b, hkv * hd, dim), n, vw, v);
+        weightProductInto(settings, qw, b, h * hd, dim, n, q);
+        weightProductInto(settings, kw, b, hkv * hd, dim, n, k);
+        weightProductInto(settings, vw, b, hkv * hd, dim, n, v);
         const { offset } = params.attention;
         const positions = new Array<number>(b).fill(offset);
         const { inverseFrequencies, ropeScale } = params;
@@ -53,7 +57,7 @@ export function attentionStepKernels(ctx: CpuKernelContext): Pick<FusedKernels, 
         if (!decodeAttentionInto(settings, q, qShape, ks, vs, keys.shape, params.attention, heads)) {
           attentionKernel(q.f32, qShape, ks.f32, vs.f32, keys.shape, params.attention, heads.f32);
         }
-        matmulInto(settings, weightProduct(b, dim, h * hd), heads, ow, os);
+        weightProductInto(settings, ow, b, dim, h * hd, heads, os);
         const [ov, xv] = [os.f32, xs.f32];
         for (let i = 0; i < ov.length; i++) ov[i] += xv[i];
       } finally {

@@ -4,6 +4,7 @@ import { halfMatmulInto } from './half-matmul';
 import type { CpuKernelContext } from './kernel-context';
 import { quantizedMatmulInto } from './quantized-matmul';
 import { swigluBlockInto } from './swiglu-block';
+import { storedWeight } from './weight-product';
 
 /**
  * The products against stored weights: x Wᵀ + b (the bias added by the product's own kernel), x times a
@@ -32,10 +33,16 @@ export function productKernels(
       const product = { type, rows: sizeOf(x.shape) / (words * 2), out, inner: words * 2 };
       return ctx.out(product.rows * out, (o) => halfMatmulInto(k, product, ctx.get(x), ctx.get(packed), o));
     },
-    swigluBlock: (x, normWeight, w1, w3, w2, eps) =>
+    swigluBlock: (x, normWeight, w1, w1Scales, w3, w3Scales, w2, w2Scales, eps, formats) =>
       ctx.out(sizeOf(x.shape), (o) => {
-        const [xs, ns, s1, s3, s2] = [x, normWeight, w1, w3, w2].map((t) => ctx.get(t));
-        swigluBlockInto(k, ctx.precision, { x: xs, normWeight: ns, w1: s1, w3: s3, w2: s2 }, eps, o);
+        const operands = {
+          x: ctx.get(x),
+          normWeight: ctx.get(normWeight),
+          w1: storedWeight(ctx, formats.w1, w1, w1Scales),
+          w3: storedWeight(ctx, formats.w3, w3, w3Scales),
+          w2: storedWeight(ctx, formats.w2, w2, w2Scales),
+        };
+        swigluBlockInto(k, ctx.precision, operands, w1.shape[0], eps, o);
       }),
   };
 }

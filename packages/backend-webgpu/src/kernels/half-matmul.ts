@@ -1,36 +1,15 @@
-import { type HalfType, sizeOf, type TensorInfo } from '@loom/tensor';
+import { type HalfType, type MatmulSpec, sizeOf, type TensorInfo } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
-import { compiledFor, rowStrategy } from './matvec';
+import { compiledFor, rowStrategy, rowsTimesWeight } from './matvec';
 import { outputSums } from './output-sums';
+import { addendInput, addendOf, type ProductAddend } from './product-addend';
 import { makeProgram } from './program';
+import { type RowVector, weightRowDot } from './weight-row';
 
-/** `words`: the packed words of a row, or its vec4 of words where the kernel loads four at a time. */
+/** `words`: the packed words of a row, or its vec4s of words where the kernel loads four at a time. */
 const params = new ParamLayout().scalar('count', 'u32').scalar('n', 'u32').scalar('words', 'u32');
-
-/**
- * WGSL widening the packed word `w` to its two values (vec2<f32>, value 2j first): binary16 through the core
- * builtin unpack2x16float (no shader-f16 needed: the values are exact in f32 and the sums stay f32, as on the
- * CPU); bfloat16 as the top halves of two float32 bit patterns.
- */
-function widen(type: HalfType, w: string): string {
-  return type === 'f16'
-    ? `unpack2x16float(${w})`
-    : `vec2<f32>(bitcast<f32>(${w} << 16u), bitcast<f32>(${w} & 0xffff0000u))`;
-}
-
-/**
- * WGSL adding step t of row r's dot product with weight row j to `acc`: one word (two values, x bound as vec2) or,
- * `wide`, a vec4 of words (eight values, x bound as vec4).
- */
-function stepCode(type: HalfType, wide: boolean): string {
-  if (!wide) return `acc += dot(${widen(type, 'packed[j * p.words + t]')}, x[r * p.words + t]);`;
-  const pair = (a: string, b: string) => `vec4<f32>(${widen(type, `w.${a}`)}, ${widen(type, `w.${b}`)})`;
-  return `let w = packed[j * p.words + t];
-    let xt = 2u * (r * p.words + t);
-    acc += dot(${pair('x', 'y')}, x[xt]) + dot(${pair('z', 'w')}, x[xt + 1u]);`;
-}
 
 /**
  * out [rows, n] = x [rows, in] · Wᵀ for a 16-bit W [n, in] packed two values per word (see HalfWeight), widening
@@ -41,25 +20,48 @@ function stepCode(type: HalfType, wide: boolean): string {
 export function halfMatmul(rt: GpuRuntime, x: TensorInfo, packed: TensorInfo, type: HalfType): GpuStorage {
   const [n, words] = packed.shape;
   const rows = sizeOf(x.shape) / (words * 2);
-  const count = rows * n;
-  const out = rt.alloc(count, 'f32');
+  const out = rt.alloc(rows * n, 'f32');
+  halfMatmulInto(rt, out, rt.storage(x.id), rt.storage(packed.id), type, rowsTimesWeight(rows, n, 2 * words));
+  return out;
+}
+
+/**
+ * `halfMatmul` of x [spec.batch, spec.k] (`spec` as `rowsTimesWeight` gives it) written into `out`, plus `add`
+ * where given (see `matvecInto`): a block's output projection and its residual in one dispatch.
+ */
+export function halfMatmulInto(
+  rt: GpuRuntime,
+  out: GpuStorage,
+  x: GpuStorage,
+  packed: GpuStorage,
+  type: HalfType,
+  spec: MatmulSpec,
+  add?: ProductAddend,
+): void {
+  const words = spec.k / 2;
+  const count = spec.batch * spec.n;
   const strategy = rowStrategy(rt);
   const wide = strategy !== 'thread' && words % 4 === 0;
   const steps = wide ? words / 4 : words;
+  const addend = addendOf(out, add);
+  const res = addendInput(addend, add);
+  const row = { format: type, load: wide ? 4 : 1, data: 'packed', row: 'j', steps: 'p.words' } as const;
+  const xs: RowVector = { width: wide ? 4 : 2, at: (i) => `x[xBase + ${i}]` };
   const sums = outputSums(
     rt,
     strategy,
     count,
     steps,
-    (first, step) => `for (var t = ${first}; t < p.words; t += ${step}) {
-    ${stepCode(type, wide)}
-  }`,
+    (first, step) => `let xBase = r * p.words${wide ? ' * 2u' : ''};
+  ${weightRowDot(row, xs, 'acc', first, step)}`,
+    addend,
   );
   const program = makeProgram(
-    `halfMatmul:${type}:${strategy}${wide ? 4 : 1}:${sums.wg}`,
+    `halfMatmul:${type}:${strategy}${wide ? 4 : 1}:${sums.wg}:${addend}`,
     [
       { name: 'x', type: wide ? 'vec4<f32>' : 'vec2<f32>' },
       { name: 'packed', type: wide ? 'vec4<u32>' : 'u32' },
+      ...res.decls,
     ],
     [{ name: 'out', type: 'f32' }],
     params,
@@ -67,10 +69,9 @@ export function halfMatmul(rt: GpuRuntime, x: TensorInfo, packed: TensorInfo, ty
   );
   rt.launch({
     program: compiledFor(strategy, program),
-    inputs: [rt.storage(x.id), rt.storage(packed.id)],
+    inputs: [x, packed, ...res.storages],
     outputs: [out],
-    params: params.pack({ count, n, words: steps }),
+    params: params.pack({ count, n: spec.n, words: steps }),
     workgroups: sums.workgroups,
   });
-  return out;
 }

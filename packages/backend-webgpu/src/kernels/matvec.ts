@@ -3,6 +3,7 @@ import type { GpuStorage } from '../gpu-storage';
 import type { KernelProgram } from '../kernel-program';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
+import { ADDEND_TERM, type Addend, addendInput, addendOf, type ProductAddend } from './product-addend';
 import { entryPoint, makeProgram } from './program';
 import { rowWorkgroupSize, workgroupReduce } from './workgroup-reduce';
 
@@ -65,26 +66,6 @@ export function reduction(
   for (var i = 0u; i < ${wg / 4}u; i++) { ${prefix}sums += ${prefix}partial[i]; }
   let ${total} = ${prefix}sums.x + ${prefix}sums.y + ${prefix}sums.z + ${prefix}sums.w;`,
   };
-}
-
-/**
- * What an output adds to its dot product: nothing, `res` bound as an input of the output's shape (a residual
- * stream), the output's own value (the residual is the output buffer, updated in place), or `res` bound as a bias
- * of one value a column.
- */
-type Addend = 'none' | 'input' | 'in-place' | 'bias';
-
-const ADDEND_TERM: Record<Addend, string> = {
-  none: '',
-  input: 'res[o] + ',
-  'in-place': 'out[o] + ',
-  bias: 'res[j] + ',
-};
-
-/** What `matvecInto` adds to each output: a residual [batch, n] (which may be the output itself) or a bias [n]. */
-export interface MatvecAddend {
-  readonly kind: 'residual' | 'bias';
-  readonly storage: GpuStorage;
 }
 
 /** WGSL of a dot-product term at step kk: one vec4 `dot` or one scalar product. */
@@ -214,11 +195,10 @@ export function matvecInto(
   a: GpuStorage,
   b: GpuStorage,
   spec: MatmulSpec,
-  add?: MatvecAddend,
+  add?: ProductAddend,
 ): void {
   const count = spec.batch * spec.n;
-  const mode: Addend =
-    add === undefined ? 'none' : add.kind === 'bias' ? 'bias' : add.storage === out ? 'in-place' : 'input';
+  const mode = addendOf(out, add);
   const aligned = spec.k % 4 === 0 && spec.aBatchStride % 4 === 0 && spec.bBatchStride % 4 === 0;
   const width = spec.transB && spec.k > 0 && aligned ? 4 : 1;
   const type = width === 4 ? 'vec4<f32>' : 'f32';
@@ -235,12 +215,8 @@ export function matvecInto(
         return rowsCode(wg, width, strategy, mode);
     }
   };
-  const inputs = [
-    { name: 'a', type },
-    { name: 'b', type },
-  ];
-  const bound = add !== undefined && (mode === 'input' || mode === 'bias') ? [add.storage] : [];
-  if (bound.length > 0) inputs.push({ name: 'res', type: 'f32' });
+  const res = addendInput(mode, add);
+  const inputs = [{ name: 'a', type }, { name: 'b', type }, ...res.decls];
   const program = makeProgram(
     `matvec:${strategy}${width}:${wg}:${mode}`,
     inputs,
@@ -250,7 +226,7 @@ export function matvecInto(
   );
   rt.launch({
     program: compiledFor(strategy, program),
-    inputs: [a, b, ...bound],
+    inputs: [a, b, ...res.storages],
     outputs: [out],
     params: params.pack({
       count,

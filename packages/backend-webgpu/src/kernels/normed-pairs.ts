@@ -1,8 +1,11 @@
+import { isQuantFormat, type WeightFormat } from '@loom/tensor';
 import type { GpuStorage } from '../gpu-storage';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
 import { compiledFor, type RowReduction, reduction, rowEntryPoint, rowStrategy } from './matvec';
 import { entryPoint, makeProgram } from './program';
+import type { GpuWeight } from './weight-product';
+import { dataType, type RowVector, stepValues, term, type WeightRow, weightRowDot } from './weight-row';
 import { rowWorkgroupSize } from './workgroup-reduce';
 
 /**
@@ -28,6 +31,14 @@ export function normedPairsParams(rows: number, units: number, dim: number, eps:
   return { count: rows * units, rows, k: dim / widthOf(dim), dim, eps };
 }
 
+/**
+ * Storage buffers a `normedPairs` kernel binds with weights of `formats` and `outputs` outputs: x, g, each weight's
+ * data and a quantized one's scales, the outputs.
+ */
+export function normedPairsBuffers(formats: readonly WeightFormat[], outputs: number): number {
+  return 2 + formats.reduce((n, format) => n + (isQuantFormat(format) ? 2 : 1), outputs);
+}
+
 /** Two weight buffers (indices into `weights`) whose rows a unit dots with the normed row: d0 from `a`, d1 from `b`. */
 export interface PairSource {
   readonly a: number;
@@ -48,8 +59,8 @@ export interface NormedPairs {
   readonly norm: GpuStorage;
   readonly rows: number;
   readonly dim: number;
-  /** Weights stored [out, dim], bound as w0, w1, ... */
-  readonly weights: readonly GpuStorage[];
+  /** Weights stored [out, dim], each in its format: bound as w0, w1, ..., a quantized one's scales as s0, s1, ... */
+  readonly weights: readonly GpuWeight[];
   /** The (weight, weight) pairs a unit may read; the unit's `m` picks one. */
   readonly sources: readonly PairSource[];
   /** Buffers the epilogue writes, bound under these names. */
@@ -67,11 +78,6 @@ export interface NormedPairs {
   readonly helpers?: string;
 }
 
-/** WGSL of one term at step kk: a vec4 `dot` or a scalar product. */
-function term(width: 1 | 4, a: string, b: string): string {
-  return width === 4 ? `dot(${a}, ${b})` : `${a} * ${b}`;
-}
-
 /** Σ x² over the thread's share of the row (kk from `first` by `step`) into `ss`. */
 function squaresCode(width: 1 | 4, first: string, step: string): string {
   return `var ss = 0.0;
@@ -82,16 +88,47 @@ function squaresCode(width: 1 | 4, first: string, step: string): string {
 }
 
 /**
- * The loop over a row for each source: acc gets (Σ n wA, Σ n wB, 0, 0) with n = x · inv · g, rounded as the norm
- * rounds its output, kk from `first` by `step`.
+ * What a load of a weight of `format` takes beside x loaded `width` values at a time (see WeightRow): f32 values as
+ * x; 16-bit words one by one beside scalars, else in pairs, or in fours (16 bytes) where a GPU's workgroup steps
+ * through rows that allow them; a quantized block's words one by one.
  */
-function dotsCode(sources: readonly PairSource[], width: 1 | 4, first: string, step: string): string {
+function loadOf(format: WeightFormat, width: 1 | 4, perUnit: boolean, dim: number): 1 | 2 | 4 {
+  if (format === 'f32') return width;
+  if (isQuantFormat(format) || width === 1) return 1;
+  return perUnit && dim % 8 === 0 ? 4 : 2;
+}
+
+/** The normed row n = x · inv · g as `width` values a load, rounded as the norm rounds its output. */
+function normedRow(width: 1 | 4): RowVector {
+  return { width, at: (i) => `x[xBase + ${i}] * inv * g[${i}]` };
+}
+
+/**
+ * The loop over a row for each source: acc gets (Σ n wA, Σ n wB, 0, 0) with n the normed row, steps from `first` by
+ * `step`. Two f32 weights share one loop over x; otherwise each row is read in its own format by `weightRowDot`
+ * (`rowOf(i, row)`: row `row` of weight i).
+ */
+function dotsCode(
+  sources: readonly PairSource[],
+  rowOf: (i: number, row: string) => WeightRow,
+  width: 1 | 4,
+  first: string,
+  step: string,
+): string {
+  const normed = normedRow(width);
   const branches = sources.map(({ a, b }, m) => {
-    return `if (m == ${m}u) {
+    const [rowA, rowB] = [rowOf(a, 'rowA'), rowOf(b, 'rowB')];
+    if (rowA.format === 'f32' && rowB.format === 'f32') {
+      return `if (m == ${m}u) {
     for (var kk = ${first}; kk < p.k; kk += ${step}) {
-      let n = x[xBase + kk] * inv * g[kk];
+      let n = ${normed.at('kk')};
       acc += vec4<f32>(${term(width, 'n', `w${a}[rowA * p.k + kk]`)}, ${term(width, 'n', `w${b}[rowB * p.k + kk]`)}, 0.0, 0.0);
     }
+  }`;
+    }
+    return `if (m == ${m}u) {
+    ${weightRowDot(rowA, normed, 'acc.x', first, step)}
+    ${weightRowDot(rowB, normed, 'acc.y', first, step)}
   }`;
   });
   return `var acc = vec4<f32>(0.0);
@@ -116,19 +153,40 @@ function invCode(sum: string): string {
   return `let inv = 1.0 / sqrt(${sum} / f32(p.dim) + p.eps);`;
 }
 
-/** The kernel of `spec`: a thread per unit on CPU rasterisers, a workgroup per unit on GPUs (see `matvec`). */
+/**
+ * The kernel of `spec`: a thread per unit on CPU rasterisers, a workgroup per unit on GPUs (see `matvec`), whose
+ * threads step through the row's loads, words or blocks side by side. x and g are read by vec4s where dim allows
+ * (always for quantized weights: dim is a multiple of 32).
+ */
 export function normedPairs(rt: GpuRuntime, spec: NormedPairs): void {
   const width = widthOf(spec.dim);
   const type = width === 4 ? 'vec4<f32>' : 'f32';
   const strategy = rowStrategy(rt);
   const perUnit = strategy !== 'thread';
-  const wg = perUnit ? rowWorkgroupSize(spec.dim / width, rt.limits.workgroupSize) : rt.limits.workgroupSize;
+  const loads = spec.weights.map(({ format }) => loadOf(format, width, perUnit, spec.dim));
+  const rowOf = (i: number, row: string): WeightRow => {
+    const [format, load] = [spec.weights[i].format, loads[i]];
+    return {
+      format,
+      load,
+      data: `w${i}`,
+      scales: `s${i}`,
+      row,
+      steps: `p.dim / ${stepValues(format, load)}u`,
+    };
+  };
+  const steps = Math.max(...spec.weights.map(({ format }, i) => spec.dim / stepValues(format, loads[i])));
+  const wg = perUnit ? rowWorkgroupSize(steps, rt.limits.workgroupSize) : rt.limits.workgroupSize;
+  const bound = spec.weights.flatMap(({ format, data, scales }, i) => {
+    const words = { name: `w${i}`, type: dataType(format, loads[i]), storage: data };
+    return isQuantFormat(format) ? [words, { name: `s${i}`, type: 'f32', storage: scales }] : [words];
+  });
   const threadCode = (): string => `${spec.helpers ?? ''}
 ${entryPoint(wg)}
 ${unitCode(`gid * ${wg}u + lid`, spec.select)}
   ${squaresCode(width, '0u', '1u')}
   ${invCode('ss')}
-  ${dotsCode(spec.sources, width, '0u', '1u')}
+  ${dotsCode(spec.sources, rowOf, width, '0u', '1u')}
   let d0 = acc.x;
   let d1 = acc.y;
   ${spec.epilogue}
@@ -144,7 +202,7 @@ ${unitCode('gid', spec.select)}
   ${squaresCode(width, 'lid', `${wg}u`)}
   ${squares.body}
   ${invCode('sumSquares')}
-  ${dotsCode(spec.sources, width, 'lid', `${wg}u`)}
+  ${dotsCode(spec.sources, rowOf, width, 'lid', `${wg}u`)}
   ${dots.body}
   if (lid == 0u) {
     let d0 = total.x;
@@ -153,9 +211,10 @@ ${unitCode('gid', spec.select)}
   }
 }`;
   };
+  const formats = spec.weights.map(({ format }, i) => `${format}x${loads[i]}`);
   const program = makeProgram(
-    `${spec.key}:${strategy}${width}:${wg}`,
-    [{ name: 'x', type }, { name: 'g', type }, ...spec.weights.map((_, i) => ({ name: `w${i}`, type }))],
+    `${spec.key}:${strategy}${width}:${wg}:${formats.join(',')}`,
+    [{ name: 'x', type }, { name: 'g', type }, ...bound],
     spec.outputs.map(({ name }) => ({ name, type: 'f32' })),
     spec.layout,
     () => (strategy === 'thread' ? threadCode() : unitsCode(strategy)),
@@ -163,7 +222,7 @@ ${unitCode('gid', spec.select)}
   const count = spec.rows * spec.units;
   rt.launch({
     program: compiledFor(strategy, program),
-    inputs: [spec.x, spec.norm, ...spec.weights],
+    inputs: [spec.x, spec.norm, ...bound.map(({ storage }) => storage)],
     outputs: spec.outputs.map(({ storage }) => storage),
     params: spec.params,
     workgroups: perUnit ? count : Math.ceil(count / wg),

@@ -1,5 +1,6 @@
 import type { GpuRuntime } from '../runtime';
 import { type RowStrategy, workgroupPerOutput } from './matvec';
+import { ADDEND_TERM, type Addend } from './product-addend';
 import { entryPoint } from './program';
 import { rowWorkgroupSize } from './workgroup-reduce';
 
@@ -12,9 +13,10 @@ export interface OutputSums {
 
 /**
  * A kernel writing out[o] for each output o < p.count of a [rows, n] product, (r, j) = (o / p.n, o % p.n), as the sum
- * `loop(first, step)` adds into `acc` over a row's `units` (blocks, words): on a CPU rasteriser (`strategy` 'thread')
- * a thread per output takes them all (loop('0u', '1u')); on a GPU a workgroup per output spreads them over its
- * threads (loop('lid', wg)), which then add up their sums, so a row is read by neighbouring threads at once.
+ * `loop(first, step)` adds into `acc` over a row's `units` (blocks, words), plus `addend`: on a CPU rasteriser
+ * (`strategy` 'thread') a thread per output takes them all (loop('0u', '1u')); on a GPU a workgroup per output
+ * spreads them over its threads (loop('lid', wg)), which then add up their sums, so a row is read by neighbouring
+ * threads at once.
  */
 export function outputSums(
   rt: GpuRuntime,
@@ -22,6 +24,7 @@ export function outputSums(
   count: number,
   units: number,
   loop: (first: string, step: string) => string,
+  addend: Addend = 'none',
 ): OutputSums {
   const setup = `  if (o >= p.count) { return; }
   let r = o / p.n;
@@ -36,7 +39,7 @@ export function outputSums(
   let o = gid * ${wg}u + lid;
 ${setup}
   ${loop('0u', '1u')}
-  out[o] = acc;
+  out[o] = ${ADDEND_TERM[addend]}acc;
 }`,
     };
   }
@@ -44,6 +47,13 @@ ${setup}
   return {
     wg,
     workgroups: count,
-    code: () => workgroupPerOutput(wg, strategy, `  let o = gid;\n${setup}`, loop('lid', `${wg}u`)),
+    code: () =>
+      workgroupPerOutput(
+        wg,
+        strategy,
+        `  let o = gid;\n${setup}`,
+        loop('lid', `${wg}u`),
+        `${ADDEND_TERM[addend]}total`,
+      ),
   };
 }

@@ -16,7 +16,10 @@ import {
 } from '@loom/tensor';
 import type { OpCase, OpGroup } from '../case';
 
-/** Runs `op` on the uploaded inputs by `path`; an in-place op's result is its inputs after the update, flattened and concatenated. */
+/**
+ * Runs `op` on the uploaded inputs by `path`; an in-place op's result is its f32 inputs after the update, flattened and
+ * concatenated (the integer ones are codes a kernel only reads).
+ */
 function runOp(op: AnyFusedOp, params: readonly unknown[], path: FusedPath): (inputs: Tensor[]) => Tensor {
   return (inputs) => {
     if (inputs.length !== op.inputs.length) {
@@ -29,7 +32,7 @@ function runOp(op: AnyFusedOp, params: readonly unknown[], path: FusedPath): (in
       const updated = inputs.map((t) => clone(t));
       runFusedInPlace(op, updated as unknown as TensorsOf<InputNames>, params, path);
       return concat(
-        updated.map((t) => t.reshape([t.size])),
+        updated.filter((t) => t.dtype === 'f32').map((t) => t.reshape([t.size])),
         0,
       );
     });

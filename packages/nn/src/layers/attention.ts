@@ -132,8 +132,9 @@ export class SelfAttention extends Module {
 
   /**
    * x + this layer's attention of norm(x) for one decode step (x [B, 1, dim]) as one fused op (`attentionStep`), which
-   * writes the token's keys and values into the store itself; undefined, with nothing changed, where something stands
-   * outside that op: a bias, adapter or compact weight on a projection, q/k norms, learned positions, active
+   * writes the token's keys and values into the store itself (each projection's weight read as stored: f32, 16-bit or
+   * quantized); undefined, with nothing changed, where something stands outside that op: a bias or adapter on a
+   * projection, q/k norms, learned positions, active
    * dropout, or a store that does not hand out its storage. Also where the backend has no kernel for the op: its
    * composite is the separate ops plus a copy of the output.
    */
@@ -163,10 +164,10 @@ export class SelfAttention extends Module {
       const out = empty([b, 1, this.config.dim], { backend: x.backend }); // [B, 1, dim], all written by the step
       const weights = {
         norm: norm.weight,
-        wq: this.wq.weight,
-        wk: this.wk.weight,
-        wv: this.wv.weight,
-        wo: this.wo.weight,
+        wq: this.wq.productWeight,
+        wk: this.wk.productWeight,
+        wv: this.wv.productWeight,
+        wo: this.wo.productWeight,
       };
       attentionStep(
         out,

@@ -38,13 +38,15 @@ export class SwiGLUFeedForward extends Module {
   }
 
   /**
-   * h + forward(norm(h)) as one fused op (`swigluBlock`) when nothing else stands between them: no bias,
-   * adapter or quantized weight on the three linears and no active dropout; undefined otherwise.
+   * h + forward(norm(h)) as one fused op (`swigluBlock`, reading each linear's weight as stored: f32, 16-bit or
+   * quantized) when nothing else stands between them: no bias or adapter on the three linears and no active
+   * dropout; undefined otherwise.
    */
   fusedResidual(h: Tensor, norm: RMSNorm): Tensor | undefined {
     const plain = [this.w1, this.w2, this.w3].every((l) => l.plain);
     if (!plain || this.#dropout.active) return undefined;
-    return swigluBlock(h, norm.weight, this.w1.weight, this.w3.weight, this.w2.weight, norm.eps);
+    const [w1, w3, w2] = [this.w1, this.w3, this.w2].map((l) => l.productWeight);
+    return swigluBlock(h, { norm: norm.weight, w1, w3, w2 }, norm.eps);
   }
 }
 

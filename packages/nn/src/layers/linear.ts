@@ -3,6 +3,7 @@ import {
   halfMatmul,
   linear,
   matmul,
+  type ProductWeight,
   type QuantizedWeight,
   quantizedMatmul,
   type Tensor,
@@ -87,12 +88,17 @@ export class Linear extends Module {
     this.weight.dispose();
   }
 
+  /** The weight the product reads: the compact copy where there is one, else the f32 `weight`. */
+  get productWeight(): ProductWeight {
+    return this.#quantized ?? this.weight;
+  }
+
   /**
-   * Whether `forward` is x Wᵀ on the f32 `weight` alone (no bias, adapter, compact copy or observer), so a fused op
-   * may read `weight` in its place.
+   * Whether `forward` is x Wᵀ on `productWeight` alone (no bias, adapter or observer), so a fused op may read that
+   * weight in its place.
    */
   get plain(): boolean {
-    return !this.bias && !this.adapter && !this.#quantized && !this.inputObserver;
+    return !this.bias && !this.adapter && !this.inputObserver;
   }
 
   /** x [..., in] -> [..., out]. */

@@ -1,7 +1,6 @@
 import { assertDType } from '../dtype';
 import { add } from '../elementwise';
 import { sameBackend } from '../guards';
-import { matmul } from '../matmul';
 import { writeSlice } from '../movement';
 import { scope } from '../scope';
 import { shapesEqual, showShape } from '../shape';
@@ -9,11 +8,21 @@ import type { Tensor } from '../tensor';
 import { attention } from './attention';
 import type { AttentionMask, AttentionSpec } from './attention-mask';
 import { attentionSpecOfShapes } from './attention-options';
-import { casesOver, REDUCTION, shapeLabel } from './case';
+import { casesOver, shapeLabel } from './case';
 import { runFusedInPlace } from './dispatch';
 import { inPlaceOp } from './op';
 import { rmsnorm } from './rmsnorm';
 import { rope, ropeInverseFrequencies } from './rope';
+import {
+  isF32Weight,
+  type ProductWeight,
+  productOf,
+  type WeightFormat,
+  weightCaseInputs,
+  weightInputs,
+  weightTensors,
+  weightTolerance,
+} from './weight-product';
 
 /** The kernel's parameters (`attentionStep` checks and builds them). */
 export interface AttentionStepParams {
@@ -24,20 +33,32 @@ export interface AttentionStepParams {
   readonly ropeScale: number;
   /** Attention over the keys, its offset the new token's position (the row of keys and values written). */
   readonly attention: AttentionSpec;
+  /** How each projection's weight is stored (see WeightInputs). */
+  readonly formats: AttentionStepFormats;
 }
 
-/** The weights of a pre-norm llama attention block, as `attentionStep` takes them. */
+/** How the four projections of an attention block are stored. */
+export interface AttentionStepFormats {
+  readonly wq: WeightFormat;
+  readonly wk: WeightFormat;
+  readonly wv: WeightFormat;
+  readonly wo: WeightFormat;
+}
+
+const F32: AttentionStepFormats = { wq: 'f32', wk: 'f32', wv: 'f32', wo: 'f32' };
+
+/** The weights of a pre-norm llama attention block, as `attentionStep` takes them: projections f32, 16-bit or quantized. */
 export interface AttentionStepWeights {
   /** The RMSNorm's weight [dim]. */
   readonly norm: Tensor;
   /** [H·hd, dim] */
-  readonly wq: Tensor;
+  readonly wq: ProductWeight;
   /** [Hkv·hd, dim] */
-  readonly wk: Tensor;
+  readonly wk: ProductWeight;
   /** [Hkv·hd, dim] */
-  readonly wv: Tensor;
+  readonly wv: ProductWeight;
   /** [dim, H·hd] */
-  readonly wo: Tensor;
+  readonly wo: ProductWeight;
 }
 
 /** Options of `attentionStep`. */
@@ -68,26 +89,47 @@ interface StepCase {
   readonly keys: number;
   readonly offset: number;
   readonly window?: number;
+  readonly formats?: AttentionStepFormats;
 }
 
 /**
  * One decode step of a pre-norm llama attention block, in place: with n = rmsnorm(x, normWeight, eps), the token's
  * keys rope(n Wkᵀ) and values n Wvᵀ go to row `offset` of keys and values [B, S, Hkv, hd], and
  * out = x + attention(rope(n Wqᵀ), keys, values) Woᵀ. x and out [B, 1, dim], wq [H·hd, dim], wk and wv [Hkv·hd, dim],
- * wo [dim, H·hd]. A backend runs the whole attention half of a layer in one call, where the separate ops cross into
- * it eleven times. Kernel: `attentionStep(out, x, normWeight, wq, wk, wv, wo, keys, values, params)`.
+ * wo [dim, H·hd], each projection f32, 16-bit or block-quantized and given as its data and scales (see WeightInputs).
+ * A backend runs the whole attention half of a layer in one call, where the separate ops cross into it eleven times.
+ * Kernel: `attentionStep(out, x, normWeight, wq, wqScales, wk, wkScales, wv, wvScales, wo, woScales, keys, values,
+ * params)`.
  */
 export const attentionStepOp = inPlaceOp({
   name: 'attentionStep',
-  inputs: ['out', 'x', 'normWeight', 'wq', 'wk', 'wv', 'wo', 'keys', 'values'],
+  inputs: [
+    'out',
+    'x',
+    'normWeight',
+    'wq',
+    'wqScales',
+    'wk',
+    'wkScales',
+    'wv',
+    'wvScales',
+    'wo',
+    'woScales',
+    'keys',
+    'values',
+  ],
   composite: (
     out: Tensor,
     x: Tensor,
     normWeight: Tensor,
     wq: Tensor,
+    wqScales: Tensor,
     wk: Tensor,
+    wkScales: Tensor,
     wv: Tensor,
+    wvScales: Tensor,
     wo: Tensor,
+    woScales: Tensor,
     keys: Tensor,
     values: Tensor,
     params: AttentionStepParams,
@@ -95,18 +137,19 @@ export const attentionStepOp = inPlaceOp({
     scope(() => {
       const [b] = x.shape;
       const [, , hkv, hd] = keys.shape;
-      const h = wq.shape[0] / hd;
+      const h = wq.shape[0] / hd; // every format's data has a row per output
       const { offset } = params.attention;
+      const { formats } = params;
       const rotated = (t: Tensor) =>
         rope(t, { offset, inverseFrequencies: params.inverseFrequencies, scale: params.ropeScale });
       const n = rmsnorm(x, normWeight, params.eps); // [B, 1, dim]
-      const q = rotated(matmul(n, wq, { transB: true }).reshape([b, 1, h, hd])); // [B, 1, H, hd]
-      const k = rotated(matmul(n, wk, { transB: true }).reshape([b, 1, hkv, hd])); // [B, 1, Hkv, hd]
-      const v = matmul(n, wv, { transB: true }).reshape([b, 1, hkv, hd]); // [B, 1, Hkv, hd]
+      const q = rotated(productOf(n, wq, wqScales, formats.wq).reshape([b, 1, h, hd])); // [B, 1, H, hd]
+      const k = rotated(productOf(n, wk, wkScales, formats.wk).reshape([b, 1, hkv, hd])); // [B, 1, Hkv, hd]
+      const v = productOf(n, wv, wvScales, formats.wv).reshape([b, 1, hkv, hd]); // [B, 1, Hkv, hd]
       writeSlice(keys, k, [0, offset, 0, 0]);
       writeSlice(values, v, [0, offset, 0, 0]);
       const heads = attention(q, keys, values, params.attention).reshape([b, 1, h * hd]); // [B, 1, H·hd]
-      writeSlice(out, add(x, matmul(heads, wo, { transB: true })), [0, 0, 0]);
+      writeSlice(out, add(x, productOf(heads, wo, woScales, formats.wo)), [0, 0, 0]);
     });
   },
   gradient: 'none',
@@ -116,24 +159,41 @@ export const attentionStepOp = inPlaceOp({
       { batch: 2, dim: 12, heads: 4, kvHeads: 2, hd: 4, keys: 5, offset: 4 },
       { batch: 1, dim: 64, heads: 4, kvHeads: 4, hd: 16, keys: 40, offset: 33, window: 8 },
       { batch: 1, dim: 48, heads: 6, kvHeads: 2, hd: 8, keys: 9, offset: 0 },
+      {
+        ...{ batch: 1, dim: 64, heads: 4, kvHeads: 2, hd: 16, keys: 12, offset: 7 },
+        formats: { wq: 'q8_0', wk: 'q8_0', wv: 'q8_0', wo: 'q8_0' },
+      },
+      {
+        ...{ batch: 2, dim: 96, heads: 2, kvHeads: 2, hd: 16, keys: 5, offset: 2 },
+        formats: { wq: 'q4_0', wk: 'q8_0', wv: 'f16', wo: 'q4_0' },
+      },
+      {
+        ...{ batch: 1, dim: 256, heads: 4, kvHeads: 4, hd: 64, keys: 9, offset: 8 },
+        formats: { wq: 'q4_k', wk: 'q4_k', wv: 'q6_k', wo: 'q4_k' },
+      },
+      {
+        ...{ batch: 1, dim: 24, heads: 3, kvHeads: 1, hd: 8, keys: 4, offset: 1 },
+        formats: { wq: 'bf16', wk: 'f32', wv: 'bf16', wo: 'f16' },
+      },
     ],
-    ({ batch, dim, heads, kvHeads, hd, keys, offset, window }) => {
+    ({ batch, dim, heads, kvHeads, hd, keys, offset, window, formats = F32 }) => {
       const store = [batch, keys, kvHeads, hd];
-      const weights = { kind: 'normal', scale: 0.3 } as const;
+      const { wq, wk, wv, wo } = formats;
+      const compact = [wq, wk, wv, wo].some((f) => f !== 'f32');
       const spec = attentionSpecOfShapes('attentionStep', [batch, 1, heads, hd], store, store, {
         offset,
         window,
       });
       return {
-        label: `x ${shapeLabel([batch, 1, dim])} heads ${heads}/${kvHeads}x${hd} keys ${shapeLabel(store)} at ${offset}${window ? ` window ${window}` : ''}`,
+        label: `x ${shapeLabel([batch, 1, dim])} heads ${heads}/${kvHeads}x${hd} keys ${shapeLabel(store)} at ${offset}${window ? ` window ${window}` : ''}${compact ? ` ${wq}/${wk}/${wv}/${wo}` : ''}`,
         inputs: [
           { shape: [batch, 1, dim] },
           { shape: [batch, 1, dim] },
           { shape: [dim], dist: { kind: 'positive' } },
-          { shape: [heads * hd, dim], dist: weights },
-          { shape: [kvHeads * hd, dim], dist: weights },
-          { shape: [kvHeads * hd, dim], dist: weights },
-          { shape: [dim, heads * hd], dist: weights },
+          ...weightCaseInputs(wq, heads * hd, dim),
+          ...weightCaseInputs(wk, kvHeads * hd, dim),
+          ...weightCaseInputs(wv, kvHeads * hd, dim),
+          ...weightCaseInputs(wo, dim, heads * hd),
           { shape: store },
           { shape: store },
         ],
@@ -143,9 +203,10 @@ export const attentionStepOp = inPlaceOp({
             inverseFrequencies: ropeInverseFrequencies(hd, 10_000),
             ropeScale: 1,
             attention: spec,
+            formats,
           },
         ],
-        tol: REDUCTION,
+        tol: weightTolerance([wq, wk, wv, wo], Math.max(dim, heads * hd)),
       };
     },
   ),
@@ -165,9 +226,11 @@ export function attentionStep(
 ): void {
   const { norm: normWeight, wq, wk, wv, wo } = weights;
   const { keys, values } = store;
-  const all = [out, x, normWeight, wq, wk, wv, wo, keys, values];
-  sameBackend('attentionStep', ...all);
-  for (const t of all) assertDType('attentionStep', t.dtype, ['f32']);
+  const projections = [wq, wk, wv, wo];
+  sameBackend('attentionStep', out, x, normWeight, ...projections.flatMap(weightTensors), keys, values);
+  for (const t of [out, x, normWeight, ...projections.filter(isF32Weight), keys, values]) {
+    assertDType('attentionStep', t.dtype, ['f32']);
+  }
   const [b, t, dim] = x.shape;
   if (x.rank !== 3 || t !== 1 || !shapesEqual(out.shape, x.shape)) {
     throw new Error(
@@ -187,7 +250,7 @@ export function attentionStep(
         `got ${showShape(wq.shape)}`,
     );
   }
-  const expected: [string, Tensor, readonly number[]][] = [
+  const expected: [string, ProductWeight | Tensor, readonly number[]][] = [
     ['normWeight', normWeight, [dim]],
     ['wq', wq, [heads * hd, dim]],
     ['wk', wk, [hkv * hd, dim]],
@@ -219,11 +282,26 @@ export function attentionStep(
     window: options.window,
     scale: options.scale,
   });
+  const [q, k, v, o] = projections.map(weightInputs);
   const params: AttentionStepParams = {
     eps: options.eps ?? 1e-5,
     inverseFrequencies: options.inverseFrequencies,
     ropeScale: options.ropeScale ?? 1,
     attention: spec,
+    formats: { wq: q.format, wk: k.format, wv: v.format, wo: o.format },
   };
-  runFusedInPlace(attentionStepOp, [out, x, normWeight, wq, wk, wv, wo, keys, values], [params]);
+  const inputs = [
+    out,
+    x,
+    normWeight,
+    q.data,
+    q.scales,
+    k.data,
+    k.scales,
+    v.data,
+    v.scales,
+    o.data,
+    o.scales,
+  ] as const;
+  runFusedInPlace(attentionStepOp, [...inputs, keys, values], [params]);
 }

@@ -29,7 +29,12 @@ function product(x: Tensor, w: Tensor): Tensor {
  * (Q8_0), -8..7 (Q4_0); Q4_K: √(E[s²]·E[q²] + E[m²]) with s, m uniform in 0..63 and q in 0..15, d and dmin
  * independent of equal rms; Q6_K: √(E[s²]·E[(q − 32)²]) with s uniform in -128..127 and q in 0..63.
  */
-const RMS_CODE: Readonly<Record<QuantType, number>> = { q8_0: 73.9, q4_0: 4.64, q4_k: 323.5, q6_k: 1365.7 };
+export const RMS_CODE: Readonly<Record<QuantType, number>> = {
+  q8_0: 73.9,
+  q4_0: 4.64,
+  q4_k: 323.5,
+  q6_k: 1365.7,
+};
 
 /** A bound on max|x| over an activation block of normal values: 32 values (Q8_0, Q4_0), 256 (Q4_K, Q6_K). */
 const X_BLOCK_MAX: Readonly<Record<QuantType, number>> = { q8_0: 3.5, q4_0: 3.5, q4_k: 4.5, q6_k: 4.5 };

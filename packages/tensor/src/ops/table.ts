@@ -38,7 +38,12 @@ export { attention } from './attention';
 export type { AttentionGrads } from './attention-grad';
 export { attentionGrad } from './attention-grad';
 export type { AttentionOptions } from './attention-options';
-export type { AttentionStepOptions, AttentionStepParams, AttentionStepWeights } from './attention-step';
+export type {
+  AttentionStepFormats,
+  AttentionStepOptions,
+  AttentionStepParams,
+  AttentionStepWeights,
+} from './attention-step';
 export { attentionStep } from './attention-step';
 export { geglu } from './geglu';
 export { geluGrad } from './gelu-grad';
@@ -63,8 +68,11 @@ export { softmaxGrad } from './softmax-grad';
 export { squaredRelu } from './squared-relu';
 export { sumSquaresInto } from './sum-squares-into';
 export { swiglu } from './swiglu';
+export type { SwigluFormats, SwigluWeights } from './swiglu-block';
 export { swigluBlock } from './swiglu-block';
 export { swigluGrad } from './swiglu-grad';
+export type { ProductWeight, WeightFormat, WeightInputs } from './weight-product';
+export { isQuantFormat, weightInputs } from './weight-product';
 export { writeRows } from './write-rows';
 
 /** Checks that every entry is an op filed under its own name. */
