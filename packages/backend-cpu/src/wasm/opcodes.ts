@@ -101,6 +101,7 @@ export const SIMD_PREFIX = 0xfd;
 /** SIMD memory instructions (followed by a memarg), with the natural alignment as log2 bytes. */
 export const SimdMemOp = {
   'v128.load': { code: 0x00, align: 4 },
+  'v128.load8x8_s': { code: 0x01, align: 3 },
   'v128.load32_splat': { code: 0x09, align: 2 },
   'v128.store': { code: 0x0b, align: 4 },
 } as const;

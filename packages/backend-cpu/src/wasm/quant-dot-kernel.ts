@@ -67,16 +67,6 @@ interface BlockLocals {
   readonly mask: Local;
   readonly raw: Local;
   readonly half: Local;
-  readonly wide: readonly Local[];
-}
-
-/** Sets `wide` to the two i8x16 vectors `halves` (codes 0-15 and 16-31) widened to four i16x8, in order. */
-function widen(f: FunctionBuilder, halves: readonly [Expr, Expr], l: BlockLocals): void {
-  halves.forEach((codes, h) => {
-    f.set(l.half, codes);
-    f.set(l.wide[2 * h], simd('i16x8.extend_low_i8x16_s', l.half));
-    f.set(l.wide[2 * h + 1], simd('i16x8.extend_high_i8x16_s', l.half));
-  });
 }
 
 /** The sum of four i32x4 vectors. */
@@ -116,8 +106,9 @@ function blockDot(f: FunctionBuilder, form: ActivationForm, w: Operand, l: Block
     const top = simd('i32x4.add', dot(3, simd('i16x8.shr_u', l.raw, 12)), l.bias);
     return sum4([dot(0, simd('v128.and', l.raw, l.mask)), dot(1, nibble(4)), dot(2, nibble(8)), top]);
   }
-  widen(f, [simdLoad('v128.load', w), simdLoad('v128.load', w, 16)], l);
-  return sum4([dot(0, l.wide[0]), dot(1, l.wide[1]), dot(2, l.wide[2]), dot(3, l.wide[3])]);
+  // Q8_0: each eight codes loaded widened to i16 (one instruction each, no separate widening).
+  const wide = (q: number) => simdLoad('v128.load8x8_s', w, 8 * q);
+  return sum4([dot(0, wide(0)), dot(1, wide(1)), dot(2, wide(2)), dot(3, wide(3))]);
 }
 
 /**
@@ -147,7 +138,7 @@ function quantDotKernel<const N extends string>(name: N, type: QuantType) {
       const oOffsets = f.locals(I, QUANT_OUTPUT_TILE);
       const acc = f.locals(V, QUANT_OUTPUT_TILE);
       const [bias, mask, raw, half, dx] = f.locals(V, 5);
-      const l: BlockLocals = { x: f.locals(V, xBytes / 16), bias, mask, raw, half, wide: f.locals(V, 4) };
+      const l: BlockLocals = { x: f.locals(V, xBytes / 16), bias, mask, raw, half };
       const sum = f.local(F);
       f.set(wStep, mul(blocks, blockBytes));
       f.set(sStep, mul(blocks, 4));
