@@ -4,7 +4,7 @@ import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
 import { compiledFor, rowStrategy, rowsTimesWeight } from './matvec';
 import { outputSums } from './output-sums';
-import { addendInput, addendOf, type ProductAddend } from './product-addend';
+import { addendOf, type ProductAddend } from './product-addend';
 import { makeProgram } from './program';
 import { type RowVector, weightRowDot } from './weight-row';
 
@@ -43,8 +43,7 @@ export function halfMatmulInto(
   const strategy = rowStrategy(rt);
   const wide = strategy !== 'thread' && words % 4 === 0;
   const steps = wide ? words / 4 : words;
-  const addend = addendOf(out, add);
-  const res = addendInput(addend, add);
+  const { mode: addend, ...res } = addendOf(out, add);
   const row = { format: type, load: wide ? 4 : 1, data: 'packed', row: 'j', steps: 'p.words' } as const;
   const xs: RowVector = { width: wide ? 4 : 2, at: (i) => `x[xBase + ${i}]` };
   const sums = outputSums(

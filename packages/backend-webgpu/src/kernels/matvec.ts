@@ -3,7 +3,7 @@ import type { GpuStorage } from '../gpu-storage';
 import type { KernelProgram } from '../kernel-program';
 import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
-import { ADDEND_TERM, type Addend, addendInput, addendOf, type ProductAddend } from './product-addend';
+import { ADDEND_TERM, type Addend, addendOf, type ProductAddend } from './product-addend';
 import { entryPoint, makeProgram } from './program';
 import { rowWorkgroupSize, workgroupReduce } from './workgroup-reduce';
 
@@ -198,7 +198,7 @@ export function matvecInto(
   add?: ProductAddend,
 ): void {
   const count = spec.batch * spec.n;
-  const mode = addendOf(out, add);
+  const { mode, ...res } = addendOf(out, add);
   const aligned = spec.k % 4 === 0 && spec.aBatchStride % 4 === 0 && spec.bBatchStride % 4 === 0;
   const width = spec.transB && spec.k > 0 && aligned ? 4 : 1;
   const type = width === 4 ? 'vec4<f32>' : 'f32';
@@ -215,7 +215,6 @@ export function matvecInto(
         return rowsCode(wg, width, strategy, mode);
     }
   };
-  const res = addendInput(mode, add);
   const inputs = [{ name: 'a', type }, { name: 'b', type }, ...res.decls];
   const program = makeProgram(
     `matvec:${strategy}${width}:${wg}:${mode}`,

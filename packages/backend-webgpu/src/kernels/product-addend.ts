@@ -22,18 +22,13 @@ export const ADDEND_TERM: Record<Addend, string> = {
   bias: 'res[j] + ',
 };
 
-/** How a product written into `out` adds `add`. */
-export function addendOf(out: GpuStorage, add: ProductAddend | undefined): Addend {
-  if (add === undefined) return 'none';
-  if (add.kind === 'bias') return 'bias';
-  return add.storage === out ? 'in-place' : 'input';
-}
-
-/** The `res` input `addend` reads: its declaration and the storage bound to it, or neither. */
-export function addendInput(
-  addend: Addend,
+/** How a product written into `out` adds `add`, and the `res` input that reads: its declaration and storage, or none. */
+export function addendOf(
+  out: GpuStorage,
   add: ProductAddend | undefined,
-): { readonly decls: BufferDecl[]; readonly storages: GpuStorage[] } {
-  if (add === undefined || addend === 'none' || addend === 'in-place') return { decls: [], storages: [] };
-  return { decls: [{ name: 'res', type: 'f32' }], storages: [add.storage] };
+): { readonly mode: Addend; readonly decls: BufferDecl[]; readonly storages: GpuStorage[] } {
+  if (add === undefined) return { mode: 'none', decls: [], storages: [] };
+  if (add.kind === 'residual' && add.storage === out) return { mode: 'in-place', decls: [], storages: [] };
+  const mode = add.kind === 'bias' ? 'bias' : 'input';
+  return { mode, decls: [{ name: 'res', type: 'f32' }], storages: [add.storage] };
 }

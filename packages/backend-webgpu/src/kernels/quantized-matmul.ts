@@ -11,7 +11,7 @@ import { ParamLayout } from '../param-layout';
 import type { GpuRuntime } from '../runtime';
 import { compiledFor, rowStrategy, rowsTimesWeight } from './matvec';
 import { outputSums } from './output-sums';
-import { addendInput, addendOf, type ProductAddend } from './product-addend';
+import { addendOf, type ProductAddend } from './product-addend';
 import { makeProgram } from './program';
 import { weightRowDot } from './weight-row';
 
@@ -55,8 +55,7 @@ export function quantizedMatmulInto(
   const blocks = spec.k / values;
   const count = spec.batch * spec.n;
   const strategy = rowStrategy(rt);
-  const addend = addendOf(out, add);
-  const res = addendInput(addend, add);
+  const { mode: addend, ...res } = addendOf(out, add);
   const row = {
     format: type,
     load: 1,

@@ -1,6 +1,4 @@
-import { assertDType } from '../dtype';
 import { add } from '../elementwise';
-import { sameBackend } from '../guards';
 import { writeSlice } from '../movement';
 import { scope } from '../scope';
 import { shapesEqual, showShape } from '../shape';
@@ -14,13 +12,12 @@ import { inPlaceOp } from './op';
 import { rmsnorm } from './rmsnorm';
 import { rope, ropeInverseFrequencies } from './rope';
 import {
-  isF32Weight,
+  checkOperands,
   type ProductWeight,
   productOf,
   type WeightFormat,
   weightCaseInputs,
   weightInputs,
-  weightTensors,
   weightTolerance,
 } from './weight-product';
 
@@ -226,11 +223,8 @@ export function attentionStep(
 ): void {
   const { norm: normWeight, wq, wk, wv, wo } = weights;
   const { keys, values } = store;
-  const projections = [wq, wk, wv, wo];
-  sameBackend('attentionStep', out, x, normWeight, ...projections.flatMap(weightTensors), keys, values);
-  for (const t of [out, x, normWeight, ...projections.filter(isF32Weight), keys, values]) {
-    assertDType('attentionStep', t.dtype, ['f32']);
-  }
+  const [q, k, v, o] = [wq, wk, wv, wo].map(weightInputs);
+  checkOperands('attentionStep', [out, x, normWeight, keys, values], [q, k, v, o]);
   const [b, t, dim] = x.shape;
   if (x.rank !== 3 || t !== 1 || !shapesEqual(out.shape, x.shape)) {
     throw new Error(
@@ -282,7 +276,6 @@ export function attentionStep(
     window: options.window,
     scale: options.scale,
   });
-  const [q, k, v, o] = projections.map(weightInputs);
   const params: AttentionStepParams = {
     eps: options.eps ?? 1e-5,
     inverseFrequencies: options.inverseFrequencies,

@@ -1,6 +1,4 @@
-import { assertDType } from '../dtype';
 import { add } from '../elementwise';
-import { sameBackend } from '../guards';
 import { scope } from '../scope';
 import { showShape } from '../shape';
 import type { Tensor } from '../tensor';
@@ -11,13 +9,12 @@ import { fusedOp } from './op';
 import { rmsnorm } from './rmsnorm';
 import { swiglu } from './swiglu';
 import {
-  isF32Weight,
+  checkOperands,
   type ProductWeight,
   productOf,
   type WeightFormat,
   weightCaseInputs,
   weightInputs,
-  weightTensors,
   weightTolerance,
 } from './weight-product';
 
@@ -118,11 +115,8 @@ export interface SwigluWeights {
  */
 export function swigluBlock(x: Tensor, weights: SwigluWeights, eps = 1e-5): Tensor {
   const { norm: normWeight, w1, w3, w2 } = weights;
-  const held = [w1, w3, w2].flatMap(weightTensors);
-  sameBackend('swigluBlock', x, normWeight, ...held);
-  for (const t of [x, normWeight, ...[w1, w3, w2].filter(isF32Weight)]) {
-    assertDType('swigluBlock', t.dtype, ['f32']);
-  }
+  const [i1, i3, i2] = [w1, w3, w2].map(weightInputs);
+  checkOperands('swigluBlock', [x, normWeight], [i1, i3, i2]);
   if (x.rank < 2) {
     throw new Error(
       `swigluBlock: expected x [..., rows, dim] with at least 2 axes, got ${showShape(x.shape)}`,
@@ -144,7 +138,6 @@ export function swigluBlock(x: Tensor, weights: SwigluWeights, eps = 1e-5): Tens
       );
     }
   }
-  const [i1, i3, i2] = [w1, w3, w2].map(weightInputs);
   const formats = { w1: i1.format, w3: i3.format, w2: i2.format };
   const inputs = [x, normWeight, i1.data, i1.scales, i3.data, i3.scales, i2.data, i2.scales] as const;
   return runFused(swigluBlockOp, inputs, [eps, formats]);

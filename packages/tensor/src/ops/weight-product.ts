@@ -1,3 +1,5 @@
+import { assertDType } from '../dtype';
+import { sameBackend } from '../guards';
 import { type HalfType, HalfWeight } from '../half-weight';
 import { matmul } from '../matmul';
 import { QuantizedWeight, type QuantType, quantFormat } from '../quantized-weight';
@@ -34,15 +36,21 @@ export function weightInputs(w: ProductWeight): WeightInputs {
   return { data: w, scales: w, format: 'f32' };
 }
 
-/** The tensors a weight holds, for checks of backend and dtype. */
-export function weightTensors(w: ProductWeight): Tensor[] {
-  if (w instanceof QuantizedWeight) return [w.scales, w.quants];
-  return [w instanceof HalfWeight ? w.packed : w];
-}
-
-/** Whether a weight's tensors are f32 values (the format `assertDType` checks on the other inputs). */
-export function isF32Weight(w: ProductWeight): w is Tensor {
-  return !(w instanceof QuantizedWeight || w instanceof HalfWeight);
+/**
+ * Throws unless a fused op's `tensors` and the tensors `weights` hold live on one backend, and the tensors and the f32
+ * weights are f32 (a compact weight's words were checked when it was made).
+ */
+export function checkOperands(
+  op: string,
+  tensors: readonly Tensor[],
+  weights: readonly WeightInputs[],
+): void {
+  const held = weights.flatMap(({ data, scales, format }) =>
+    isQuantFormat(format) ? [data, scales] : [data],
+  );
+  sameBackend(op, ...tensors, ...held);
+  const values = weights.filter(({ format }) => format === 'f32').map(({ data }) => data);
+  for (const t of [...tensors, ...values]) assertDType(op, t.dtype, ['f32']);
 }
 
 /**
