@@ -53,8 +53,9 @@ export function kQuantXForm(features: KernelFeatures): KQuantXForm {
 export const X_BYTE_SUMS = 256;
 
 /**
- * Outputs that share each group of x loaded (one, two and four measured alike in CPU time for Q4_K, one noisy
- * window); the remaining outputs run one at a time.
+ * Outputs that share each group of x loaded, n / OUTPUT_TILE rows apart (long sequential streams, which the hardware
+ * prefetches: adjacent rows of a 768-wide Q6_K matrix, 624 bytes each, streamed at a quarter of the speed from
+ * memory); the remaining outputs run one at a time.
  */
 export const OUTPUT_TILE = 2;
 
@@ -102,16 +103,16 @@ export interface SuperBlockFormat {
 /**
  * A kernel `name`(m, n, blocks, xCodes, xScales, scales, codes, out, oStep): out[r, j] for the m rows of x (quantized
  * per super-block of 256, rows blocks · X_SUPER_BLOCK_BYTES bytes apart, their scales blocks · 4) against the n
- * weight rows of `blocks` super-blocks each (see SuperBlockFormat). Outputs go OUTPUT_TILE at a time (then one at a
- * time), sharing each super-block of x loaded, for every row of x in turn; each accumulator's lanes are summed once
- * at the end. Pointers and `oStep` (out's row stride) are in bytes.
+ * weight rows of `blocks` super-blocks each (see SuperBlockFormat). Outputs go OUTPUT_TILE at a time, n / OUTPUT_TILE
+ * apart (then the last n mod OUTPUT_TILE one at a time), sharing each super-block of x loaded, for every row of x in
+ * turn; each accumulator's lanes are summed once at the end. Pointers and `oStep` (out's row stride) are in bytes.
  */
 export function superBlockDotKernel<const Name extends string>(name: Name, format: SuperBlockFormat) {
   return kernel({
     name,
     params: i32('m', 'n', 'blocks', 'xCodes', 'xScales', 'scales', 'codes', 'out', 'oStep'),
     emit(f, { m, n, blocks, xCodes, xScales, scales, codes, out, oStep }, { features }) {
-      const [j0, r, b, wStep, sStep, xp, xs, tileEnd] = f.locals(ValType.i32, 8);
+      const [j0, r, b, wStep, sStep, xp, xs, part] = f.locals(ValType.i32, 8);
       const rows = f.locals(ValType.i32, OUTPUT_TILE);
       const sps = f.locals(ValType.i32, OUTPUT_TILE);
       const acc = f.locals(ValType.v128, OUTPUT_TILE);
@@ -119,14 +120,16 @@ export function superBlockDotKernel<const Name extends string>(name: Name, forma
       const block = format.prepare(f, features);
       f.set(wStep, mul(blocks, format.blockBytes));
       f.set(sStep, mul(blocks, format.scaleBytes));
-      f.set(tileEnd, mul(op('i32.div_u', n, OUTPUT_TILE), OUTPUT_TILE));
+      f.set(part, op('i32.div_u', n, OUTPUT_TILE));
 
       /** Outputs j0 .. j0 + outputs against row r of x. */
       const outputsAgainstRow = (outputs: number) => {
+        /** Output t of the tile: j0 + t · part. */
+        const output = (t: number) => (t === 0 ? j0 : add(j0, mul(part, t)));
         for (let t = 0; t < outputs; t++) {
           f.set(acc[t], v128Zero);
-          f.set(rows[t], add(codes, mul(add(j0, t), wStep)));
-          f.set(sps[t], add(scales, mul(add(j0, t), sStep)));
+          f.set(rows[t], add(codes, mul(output(t), wStep)));
+          f.set(sps[t], add(scales, mul(output(t), sStep)));
         }
         f.set(xp, add(xCodes, mul(r, mul(blocks, X_SUPER_BLOCK_BYTES))));
         f.set(xs, add(xScales, mul(r, mul(blocks, 4))));
@@ -143,14 +146,14 @@ export function superBlockDotKernel<const Name extends string>(name: Name, forma
         for (let t = 0; t < outputs; t++) {
           const v = acc[t];
           f.set(sum, laneSum(v));
-          f.store('f32.store', add(out, add(mul(r, oStep), mul(add(j0, t), 4))), sum);
+          f.store('f32.store', add(out, add(mul(r, oStep), mul(output(t), 4))), sum);
         }
       };
 
-      f.for(j0, 0, tileEnd, OUTPUT_TILE, () => {
+      f.for(j0, 0, part, 1, () => {
         f.for(r, 0, m, 1, () => outputsAgainstRow(OUTPUT_TILE));
       });
-      f.for(j0, tileEnd, n, 1, () => {
+      f.for(j0, mul(part, OUTPUT_TILE), n, 1, () => {
         f.for(r, 0, m, 1, () => outputsAgainstRow(1));
       });
     },
