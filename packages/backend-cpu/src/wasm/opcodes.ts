@@ -132,6 +132,7 @@ export const SimdOp = {
   'i16x8.narrow_i32x4_s': 0x85,
   'i16x8.extend_low_i8x16_s': 0x87,
   'i16x8.extend_high_i8x16_s': 0x88,
+  'i16x8.extend_low_i8x16_u': 0x89,
   'i16x8.shl': 0x8b,
   'i16x8.shr_u': 0x8d,
   'i16x8.sub': 0x91,

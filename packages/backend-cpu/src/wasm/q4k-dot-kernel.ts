@@ -13,10 +13,10 @@ import {
 import type { FunctionBuilder } from './function-builder';
 import { ValType } from './opcodes';
 import {
-  byteShuffle,
   kQuantXForm,
   OUTPUT_TILE,
   superBlockDotKernel,
+  wordPair,
   X_BYTE_SUMS,
   X_SUMS,
 } from './super-block-dot';
@@ -30,14 +30,10 @@ const SCALE_BYTES = 16;
 
 /**
  * The i16x8 [s_j, s_j, s_j, s_j, s_j+1, s_j+1, s_j+1, s_j+1] of the scale bytes `scales` (bytes 0-7 of a block, 6-bit
- * already): byte j or j + 1 for each low byte and a zero byte (byte 16, of `zero`) for each high.
+ * already).
  */
-function scalePair(scales: Operand, zero: Operand, j: number): Expr {
-  return byteShuffle(
-    scales,
-    zero,
-    Array.from({ length: 16 }, (_, i) => (i % 2 === 1 ? 16 : i < 8 ? j : j + 1)),
-  );
+function scalePair(scales: Operand, j: number): Expr {
+  return wordPair(simd('i16x8.extend_low_i8x16_u', scales), j);
 }
 
 /**
@@ -71,26 +67,29 @@ function subBlockDot(
 }
 
 /**
- * subBlockDot with relaxed SIMD: x's codes of sub-block j as bytes (`xv`, two vectors) against the unsigned nibbles,
- * the low halves of the 32 bytes for even j (masked by `mask`, 15 in every byte) and the high ones for odd j, in two
- * byte dot products (each lane at most 8 · 15 · 127 in size).
+ * The integer dot products of sub-blocks 2c and 2c + 1 of a Q4_K super-block at `row` with relaxed SIMD, narrowed to
+ * one i16x8 (lanes 0-3 sub-block 2c's partial sums, 4-7 those of 2c + 1): x's codes of the pair as bytes (`xv`, four
+ * vectors) against the unsigned nibbles of the pair's 32 bytes, read once, the low halves for 2c and the high ones
+ * for 2c + 1 (a 16-bit shift and the mask `mask`, 15 in every byte: x86 has no byte shift), in two byte dot products
+ * each (each lane at most 8 · 15 · 127 in size, so the narrowing is exact).
  */
-function subBlockByteDot(
+function pairByteDots(
   f: FunctionBuilder,
   row: Local,
-  j: number,
+  c: number,
   xv: readonly Local[],
-  [raw, partial]: readonly [Local, Local],
+  [raw0, raw1]: readonly [Local, Local],
   mask: Local,
 ): Expr {
-  const chunk = SCALE_BYTES + 32 * (j >> 1);
-  const nibbles = () => (j % 2 === 0 ? simd('v128.and', raw, mask) : simd('i8x16.shr_u', raw, 4));
-  const byteDot = (x: Local, acc: Expr | Local) =>
-    relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', x, nibbles(), acc);
-  f.set(raw, simdLoad('v128.load', row, chunk));
-  f.set(partial, byteDot(xv[0], v128Zero));
-  f.set(raw, simdLoad('v128.load', row, chunk + 16));
-  return byteDot(xv[1], partial);
+  f.set(raw0, simdLoad('v128.load', row, SCALE_BYTES + 32 * c));
+  f.set(raw1, simdLoad('v128.load', row, SCALE_BYTES + 32 * c + 16));
+  const low = (raw: Local) => simd('v128.and', raw, mask);
+  const high = (raw: Local) => simd('v128.and', simd('i16x8.shr_u', raw, 4), mask);
+  const byteDot = (x: Local, nibbles: Expr, acc: Expr) =>
+    relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', x, nibbles, acc);
+  const even = byteDot(xv[1], low(raw1), byteDot(xv[0], low(raw0), v128Zero));
+  const odd = byteDot(xv[3], high(raw1), byteDot(xv[2], high(raw0), v128Zero));
+  return simd('i16x8.narrow_i32x4_s', even, odd);
 }
 
 /**
@@ -100,7 +99,7 @@ function subBlockByteDot(
  * integer dot product runs in i32x4.dot_i16x8_s, two sub-blocks' sums are narrowed to i16 and scaled by their 6-bit
  * scales in one more, the mins meet the code sums in another, and the super-block is scaled once in f32 (the loops
  * and parameters: superBlockDotKernel; scales holds d, dmin per super-block). With relaxed SIMD (kQuantXForm `i8`)
- * x's codes are bytes and each sub-block's product is two byte dot products against the raw nibbles (subBlockByteDot).
+ * x's codes are bytes and each pair of sub-blocks takes four byte dot products against the raw nibbles (pairByteDots).
  */
 export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
   blockBytes: Q4K_BLOCK_BYTES,
@@ -112,28 +111,37 @@ export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
     const relaxed = kQuantXForm(features) === 'i8';
     const xv = f.locals(V, 4);
     const [raw0, raw1, mins, mask] = f.locals(V, 4);
-    f.set(mask, relaxed ? simd('i8x16.splat', 15) : simd('i16x8.splat', 15));
+    f.set(mask, simd(relaxed ? 'i8x16.splat' : 'i16x8.splat', 15));
     return ({ outputs, rows, scales, acc, xp, dx }) => {
       for (let t = 0; t < outputs; t++) {
         f.set(isum[t], v128Zero);
         f.set(sixBits[t], simd('v128.and', simdLoad('v128.load', rows[t]), simd('i8x16.splat', 63)));
       }
-      for (let j = 0; j < 8; j++) {
-        if (relaxed) for (let q = 0; q < 2; q++) f.set(xv[q], simdLoad('v128.load', xp, 32 * j + 16 * q));
-        else for (let q = 0; q < 4; q++) f.set(xv[q], simdLoad('v128.load', xp, 64 * j + 16 * q));
-        for (let t = 0; t < outputs; t++) {
-          const dot = relaxed
-            ? subBlockByteDot(f, rows[t], j, xv, [raw0, raw1], mask)
-            : subBlockDot(f, rows[t], j, xv, [raw0, raw1], mask);
-          if (j % 2 === 0) {
-            f.set(even[t], dot);
-            continue;
+      /** isum[t] += the pair of sub-blocks j, j + 1 (narrowed to i16) scaled by their 6-bit scales. */
+      const addScaledPair = (t: number, pair: Expr, j: number) => {
+        const scaled = simd('i32x4.dot_i16x8_s', pair, scalePair(sixBits[t], j));
+        f.set(isum[t], simd('i32x4.add', isum[t], scaled));
+      };
+      if (relaxed) {
+        for (let c = 0; c < 4; c++) {
+          for (let q = 0; q < 4; q++) f.set(xv[q], simdLoad('v128.load', xp, 64 * c + 16 * q));
+          for (let t = 0; t < outputs; t++) {
+            addScaledPair(t, pairByteDots(f, rows[t], c, xv, [raw0, raw1], mask), 2 * c);
           }
-          // Each lane of a sub-block's sums is at most 8 · 15 · 127 in size, so the i16 narrowing is exact; one
-          // dot product then scales both sub-blocks of the pair.
-          const pair = simd('i16x8.narrow_i32x4_s', even[t], dot);
-          const scaled = simd('i32x4.dot_i16x8_s', pair, scalePair(sixBits[t], v128Zero, j - 1));
-          f.set(isum[t], simd('i32x4.add', isum[t], scaled));
+        }
+      } else {
+        for (let j = 0; j < 8; j++) {
+          for (let q = 0; q < 4; q++) f.set(xv[q], simdLoad('v128.load', xp, 64 * j + 16 * q));
+          for (let t = 0; t < outputs; t++) {
+            const dot = subBlockDot(f, rows[t], j, xv, [raw0, raw1], mask);
+            if (j % 2 === 0) {
+              f.set(even[t], dot);
+              continue;
+            }
+            // Each lane of a sub-block's sums is at most 8 · 15 · 127 in size, so the i16 narrowing is exact; one
+            // dot product then scales both sub-blocks of the pair.
+            addScaledPair(t, simd('i16x8.narrow_i32x4_s', even[t], dot), j - 1);
+          }
         }
       }
       for (let t = 0; t < outputs; t++) {

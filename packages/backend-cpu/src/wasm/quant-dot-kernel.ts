@@ -93,9 +93,10 @@ function blockDot(f: FunctionBuilder, form: ActivationForm, w: Operand, l: Block
     return simd('i32x4.sub', positive, negative);
   }
   if (form === 'i8') {
-    // Q4_0: sum_i q[i] · nibble[i] - 8 · sum(q), the offset carried in by the bias.
+    // Q4_0: sum_i q[i] · nibble[i] - 8 · sum(q), the offset carried in by the bias. The high nibbles by a 16-bit
+    // shift and the mask: x86 has no byte shift, and V8 builds its mask anew for each i8x16.shr_u.
     f.set(l.raw, simdLoad('v128.load', w));
-    const high = simd('i8x16.shr_u', l.raw, 4);
+    const high = simd('v128.and', simd('i16x8.shr_u', l.raw, 4), l.mask);
     return byteDot(l.x[1], high, byteDot(l.x[0], simd('v128.and', l.raw, l.mask), l.bias));
   }
   const dot = (q: number, codes: Operand) => simd('i32x4.dot_i16x8_s', codes, l.x[q]);

@@ -73,6 +73,30 @@ export function byteShuffle(a: Operand, b: Operand, bytes: readonly number[]): E
   };
 }
 
+/** The byte indices of a shuffle that takes lanes `lanes` of `size` bytes each from its first operand. */
+function laneBytes(lanes: readonly number[], size: number): number[] {
+  return lanes.flatMap((lane) => Array.from({ length: size }, (_, b) => size * lane + b));
+}
+
+/**
+ * [w_j, w_j, w_j, w_j, w_j+1, w_j+1, w_j+1, w_j+1] of the i16x8 `words` (j even): the words of its half interleaved
+ * with themselves, then two 32-bit lanes repeated. V8 lowers each of the two to one x86 instruction (punpcklwd or
+ * punpckhwd, pshufd), where a byte shuffle of that pattern builds its 16-byte mask from immediates first, in four.
+ */
+export function wordPair(words: Expr, j: number): Expr {
+  const half = j < 4 ? 0 : 4;
+  const doubled = byteShuffle(
+    words,
+    v128Zero,
+    laneBytes(
+      [0, 0, 1, 1, 2, 2, 3, 3].map((k) => half + k),
+      2,
+    ),
+  );
+  const lane = j % 4;
+  return byteShuffle(doubled, v128Zero, laneBytes([lane, lane, lane + 1, lane + 1], 4));
+}
+
 /** What one super-block's terms of `outputs` outputs read and add into. */
 export interface SuperBlockStep {
   readonly outputs: number;
