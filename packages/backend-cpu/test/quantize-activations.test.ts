@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { quantizeActivations } from '../src/fused/quantize-activations';
+import { quantizeActivations, quantizeSuperBlocks } from '../src/fused/quantize-activations';
 import { CpuStorage } from '../src/storage';
 import type { ActivationForm } from '../src/wasm/quant-dot-kernel';
+import { X_BYTE_SUMS, X_ORDER, X_SUMS, X_SUPER_BLOCK_BYTES } from '../src/wasm/super-block-dot';
 import { wasmForTests } from './wasm-for-tests';
 
 let seed = 5;
@@ -17,7 +18,7 @@ function roundEven(v: number): number {
   return (Math.abs(v - Math.trunc(v)) === 0.5 && r % 2 !== 0 ? r - 1 : r) + 0;
 }
 
-/** The codes and scale of one block of 32 values, in f32 as the rule says (no code shared with the kernel). */
+/** The codes and scale of one block of values (32, or a super-block of 256), in f32 as the rule says (no code shared with the kernel). */
 function referenceBlock(values: Float32Array): { codes: number[]; scale: number } {
   const amax = Math.max(...values.map(Math.abs));
   const scale = Math.fround(amax / 127);
@@ -40,15 +41,15 @@ function readCodes(form: ActivationForm, memory: ArrayBuffer, at: number): numbe
 }
 
 /**
- * Blocks of x: random, zeros, ties (max 127, so the step is 1 and halves are exact: 2.5 rounds to 2, 3.5 to 4), one
+ * Blocks of x (of 32 values, or `size`): random, zeros, ties (max 127, so the step is 1 and halves are exact: 2.5 rounds to 2, 3.5 to 4), one
  * large value among tiny ones, all negative.
  */
-function blocksOf(count: number): Float32Array {
-  const x = new Float32Array(32 * count);
+function blocksOf(count: number, size = 32): Float32Array {
+  const x = new Float32Array(size * count);
   for (let b = 0; b < count; b++) {
-    for (let i = 0; i < 32; i++) {
+    for (let i = 0; i < size; i++) {
       const kind = b % 5;
-      x[32 * b + i] =
+      x[size * b + i] =
         kind === 0
           ? random() * 3
           : kind === 1
@@ -92,5 +93,45 @@ describe('quantizeActivations (WebAssembly)', () => {
       expect(referenceBlock(values.subarray(64, 96)).codes.slice(0, 4)).toEqual([127, -2, 2, -4]);
       x.free();
     });
+  }
+});
+
+describe('quantizeSuperBlocks (WebAssembly)', () => {
+  for (const type of ['q4_k', 'q6_k'] as const) {
+    for (const form of ['i16', 'i8'] as const) {
+      it(`${type}, ${form}: codes, scales and sums of every super-block as the f32 rule gives them, laid out for the kernel`, () => {
+        const runtime = wasmForTests();
+        if (!runtime) return;
+        const count = 7;
+        const values = blocksOf(count, 256);
+        const x = new CpuStorage('f32', values.length, false);
+        x.f32.set(values);
+        const out = quantizeSuperBlocks(runtime, x, count, type, form);
+        if (out === undefined) throw new Error('the heap could not hold the scratch');
+        const memory = runtime.heap.memory.buffer as ArrayBuffer;
+        // Codes per sum: Q6_K's byte kernel takes off its offset per 16 codes, the others per 32.
+        const span = form === 'i8' && type === 'q6_k' ? 16 : 32;
+        for (let b = 0; b < count; b++) {
+          const want = referenceBlock(values.subarray(256 * b, 256 * (b + 1)));
+          expect(new Float32Array(memory, out.scales, count)[b], `scale of super-block ${b}`).toBe(
+            want.scale,
+          );
+          const view = new DataView(memory, out.codes + b * X_SUPER_BLOCK_BYTES);
+          const codes = Array.from({ length: 256 }, (_, i) => {
+            if (form === 'i8') return view.getInt8(i);
+            const [group, within] = [i >> 5, i % 32];
+            const position = type === 'q4_k' ? X_ORDER.indexOf(within) : within;
+            return view.getInt16(64 * group + 2 * position, true);
+          });
+          expect(codes, `super-block ${b}`).toEqual(want.codes);
+          const sumsAt = form === 'i8' ? X_BYTE_SUMS : X_SUMS;
+          for (let s = 0; s < 256 / span; s++) {
+            const sum = want.codes.slice(span * s, span * (s + 1)).reduce((a, q) => a + q, 0);
+            expect(view.getInt16(sumsAt + 2 * s, true), `sum ${s} of super-block ${b}`).toBe(sum);
+          }
+        }
+        x.free();
+      });
+    }
   }
 });

@@ -1,20 +1,11 @@
 import { QUANT_BLOCK, quantFormat } from '@loom/tensor';
-import { CpuStorage } from '../storage';
+import type { CpuStorage } from '../storage';
 import { Q4K_BLOCK_BYTES } from '../wasm/q4k-dot-kernel';
-import { Q6K_BLOCK_BYTES, Q6K_X_ORDER } from '../wasm/q6k-dot-kernel';
+import { Q6K_BLOCK_BYTES } from '../wasm/q6k-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
-import {
-  type KQuantXForm,
-  kQuantXForm,
-  X_BYTE_SUMS,
-  X_ORDER,
-  X_SUMS,
-  X_SUPER_BLOCK_BYTES,
-} from '../wasm/super-block-dot';
+import { type KQuantType, kQuantXForm } from '../wasm/super-block-dot';
 import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
-
-/** The K-quant types, whose blocks are super-blocks of 256 values. */
-export type KQuantType = 'q4_k' | 'q6_k';
+import { quantizeSuperBlocks } from './quantize-activations';
 
 /** A K-quant product: x [rows, in] times W [out, in] of `type`, in = 256 · superBlocks. */
 export interface KQuantProduct {
@@ -76,28 +67,14 @@ const KINDS = {
   q4_k: {
     kernel: 'q4k_dot',
     blockBytes: Q4K_BLOCK_BYTES,
-    xOrder: X_ORDER,
-    byteSumSpan: 32,
     decode: decodeQ4K,
   },
   q6_k: {
     kernel: 'q6k_dot',
     blockBytes: Q6K_BLOCK_BYTES,
-    xOrder: Q6K_X_ORDER,
-    byteSumSpan: 16,
     decode: decodeQ6K,
   },
-} as const satisfies Record<
-  KQuantType,
-  { kernel: string; blockBytes: number; xOrder: readonly number[]; byteSumSpan: number; decode: DecodeBlock }
->;
-
-/** How x's codes are laid out for a kernel: the form, the i16 form's order, the i8 form's span of sums. */
-interface XLayout {
-  readonly form: KQuantXForm;
-  readonly order: readonly number[];
-  readonly byteSumSpan: number;
-}
+} as const satisfies Record<KQuantType, { kernel: string; blockBytes: number; decode: DecodeBlock }>;
 
 /**
  * out [rows, out] = x [rows, in] · Wᵀ for a Q4_K or Q6_K W (scales [out, scalesPerBlock · superBlocks] f32; quants
@@ -121,76 +98,19 @@ export function kQuantMatmulInto(
     kQuantMatmulJs(p, x, scales, quants, out);
     return;
   }
-  const blocks = p.rows * p.superBlocks;
-  const codes = new CpuStorage('i32', (blocks * X_SUPER_BLOCK_BYTES) / 4, false);
-  const xScales = new CpuStorage('f32', blocks, false);
-  try {
-    const [ca, xsa] = [codes.address, xScales.address];
-    if (ca === undefined || xsa === undefined) {
-      kQuantMatmulJs(p, x, scales, quants, out);
-      return;
-    }
-    const kind = KINDS[p.type];
-    const layout = { form: kQuantXForm(runtime.features), order: kind.xOrder, byteSumSpan: kind.byteSumSpan };
-    quantizeSuperBlocks(x, blocks, layout, codes, xScales);
-    const [sa, qa, oa] = addresses.slice(1) as number[];
-    const { kernel, blockBytes } = kind;
-    const scaleBytes = 4 * quantFormat(p.type).scales;
-    const micros = (p.rows * p.out * p.superBlocks * SUPER) / MACS_PER_MICRO;
-    forkJoinByOutput(runtime, settings.threads, kernel, micros, p.out, (j0, j1) => {
-      const weight = [
-        sa + j0 * p.superBlocks * scaleBytes,
-        qa + j0 * p.superBlocks * blockBytes,
-        oa + j0 * 4,
-      ];
-      return [p.rows, j1 - j0, p.superBlocks, ca, xsa, ...weight, p.out * 4];
-    });
-  } finally {
-    codes.free();
-    xScales.free();
+  const x8 = quantizeSuperBlocks(runtime, x, p.rows * p.superBlocks, p.type, kQuantXForm(runtime.features));
+  if (x8 === undefined) {
+    kQuantMatmulJs(p, x, scales, quants, out);
+    return;
   }
-}
-
-/**
- * Each super-block of 256 values of x as int8 codes laid out as `layout` says, with the sums of its codes and a scale,
- * as llama.cpp's Q8_K: d = max|x| / 127, q = round(x / d) half away from zero.
- */
-function quantizeSuperBlocks(
-  x: CpuStorage,
-  blocks: number,
-  { form, order, byteSumSpan }: XLayout,
-  codes: CpuStorage,
-  scales: CpuStorage,
-): void {
-  // Views taken after the scratch storages are allocated, which may have grown the heap.
-  const xv = x.f32;
-  const words = codes.i32;
-  const wide = new Int16Array(words.buffer, words.byteOffset, words.length * 2);
-  const bytes = new Int8Array(words.buffer, words.byteOffset, words.length * 4);
-  const d = scales.f32;
-  // Codes per sum, and where the sums start (in i16 words).
-  const [perSum, sumsAt] = form === 'i16' ? [QUANT_BLOCK, X_SUMS / 2] : [byteSumSpan, X_BYTE_SUMS / 2];
-  for (let b = 0; b < blocks; b++) {
-    const from = b * SUPER;
-    let amax = 0;
-    for (let i = 0; i < SUPER; i++) amax = Math.max(amax, Math.abs(xv[from + i]));
-    const scale = Math.fround(amax / 127);
-    const inverse = scale === 0 ? 0 : 1 / scale;
-    d[b] = scale;
-    const at = (b * X_SUPER_BLOCK_BYTES) / 2; // in i16 words
-    for (let s = 0; s < SUPER / perSum; s++) {
-      let total = 0;
-      for (let k = 0; k < perSum; k++) {
-        const i = s * perSum + k;
-        const v = xv[from + (form === 'i16' ? s * QUANT_BLOCK + order[k] : i)] * inverse;
-        const code = v < 0 ? -Math.floor(0.5 - v) : Math.floor(v + 0.5);
-        if (form === 'i16') wide[at + i] = code;
-        else bytes[2 * at + i] = code;
-        total += code;
-      }
-      wide[at + sumsAt + s] = total;
-    }
-  }
+  const [sa, qa, oa] = addresses.slice(1) as number[];
+  const { kernel, blockBytes } = KINDS[p.type];
+  const scaleBytes = 4 * quantFormat(p.type).scales;
+  const micros = (p.rows * p.out * p.superBlocks * SUPER) / MACS_PER_MICRO;
+  forkJoinByOutput(runtime, settings.threads, kernel, micros, p.out, (j0, j1) => {
+    const weight = [sa + j0 * p.superBlocks * scaleBytes, qa + j0 * p.superBlocks * blockBytes, oa + j0 * 4];
+    return [p.rows, j1 - j0, p.superBlocks, x8.codes, x8.scales, ...weight, p.out * 4];
+  });
 }
 
 /** Throws unless the storages hold what `p` describes (the kernels trust these sizes). */

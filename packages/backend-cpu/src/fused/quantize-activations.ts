@@ -1,7 +1,8 @@
 import { CpuStorage } from '../storage';
 import { type ActivationForm, activationBlockBytes } from '../wasm/quant-dot-kernel';
-import { quantizeXKernelName } from '../wasm/quantize-x-kernel';
+import { quantizeSuperXKernelName, quantizeXKernelName } from '../wasm/quantize-x-kernel';
 import type { WasmRuntime } from '../wasm/runtime';
+import { type KQuantType, type KQuantXForm, X_SUPER_BLOCK_BYTES } from '../wasm/super-block-dot';
 
 /** Byte addresses, in the WebAssembly heap, of x's quantized blocks as a quantized product's kernel reads them. */
 export interface QuantizedActivations {
@@ -51,4 +52,38 @@ export function quantizeActivations(
   const { codes, scales, bias } = activations;
   runtime.kernels[quantizeXKernelName(form)](x, blocks, codes, scales, bias, runtime.work.offset);
   return activations;
+}
+
+/** Byte addresses, in the WebAssembly heap, of x's super-blocks quantized for a K-quant product's kernel. */
+export interface QuantizedSuperBlocks {
+  readonly codes: number;
+  readonly scales: number;
+}
+
+/**
+ * Each super-block of 256 values of x's `storage` (`blocks` of them, rows back to back; in the heap) quantized as
+ * llama.cpp's Q8_K (see QUANTIZE_SUPER_X: d = max|x| / 127, q = x / d rounded to nearest) into the reusable scratch,
+ * laid out for the `type` kernel reading `form`. Undefined when the heap cannot hold them.
+ */
+export function quantizeSuperBlocks(
+  runtime: WasmRuntime,
+  storage: CpuStorage,
+  blocks: number,
+  type: KQuantType,
+  form: KQuantXForm,
+): QuantizedSuperBlocks | undefined {
+  const codeBytes = blocks * X_SUPER_BLOCK_BYTES;
+  const target = scratchOf(codeBytes / 4 + blocks);
+  const base = target?.address;
+  const x = storage.address;
+  if (base === undefined || x === undefined) return undefined;
+  const quantized = { codes: base, scales: base + codeBytes };
+  runtime.kernels[quantizeSuperXKernelName(type, form)](
+    x,
+    blocks,
+    quantized.codes,
+    quantized.scales,
+    runtime.work.offset,
+  );
+  return quantized;
 }

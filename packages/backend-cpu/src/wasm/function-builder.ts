@@ -82,7 +82,7 @@ export class FunctionBuilder {
 
   /** Scalar store of `value` at byte address `address + offset`. */
   store(
-    name: Extract<MemOp, 'f32.store' | 'f64.store' | 'i32.store'>,
+    name: Extract<MemOp, 'f32.store' | 'f64.store' | 'i32.store' | 'i32.store16'>,
     address: Operand,
     value: Operand,
     offset = 0,

@@ -16,7 +16,7 @@ import { NORM_PARAM_GRAD } from './norm-param-grad-kernel';
 import { Q4K_DOT } from './q4k-dot-kernel';
 import { Q6K_DOT } from './q6k-dot-kernel';
 import { Q4_0_DOT, Q8_0_DOT } from './quant-dot-kernel';
-import { QUANTIZE_X } from './quantize-x-kernel';
+import { QUANTIZE_SUPER_X, QUANTIZE_X } from './quantize-x-kernel';
 import { ROPE } from './rope-kernel';
 import { ROW_SUM } from './row-sum-kernel';
 import { ROW_EXP_SUM, SOFTMAX, SOFTMAX_GRAD } from './softmax-kernel';
@@ -48,6 +48,7 @@ export const KERNELS = [
   ATTEND_ROWS,
   ATTEND_GRAD,
   ...QUANTIZE_X,
+  ...QUANTIZE_SUPER_X,
   Q8_0_DOT,
   Q4_0_DOT,
   Q4K_DOT,

@@ -90,6 +90,7 @@ export const MemOp = {
   'f32.load': { code: 0x2a, align: 2 },
   'f64.load': { code: 0x2b, align: 3 },
   'i32.store': { code: 0x36, align: 2 },
+  'i32.store16': { code: 0x3b, align: 1 },
   'f32.store': { code: 0x38, align: 2 },
   'f64.store': { code: 0x39, align: 3 },
 } as const;

@@ -11,7 +11,7 @@ import {
   v128Zero,
 } from './expr';
 import { ValType } from './opcodes';
-import { byteShuffle, kQuantXForm, OUTPUT_TILE, superBlockDotKernel, X_BYTE_SUMS } from './super-block-dot';
+import { kQuantXForm, OUTPUT_TILE, superBlockDotKernel, wordPair, X_BYTE_SUMS } from './super-block-dot';
 
 const V = ValType.v128;
 
@@ -23,9 +23,6 @@ export const Q6K_BLOCK_BYTES = 208;
 /** Where the low nibbles and the high bit pairs start within a block. */
 const LOW_BYTES = 16;
 const HIGH_BYTES = 144;
-
-/** The order of x's values within each group of 32 that the kernel reads: their own. */
-export const Q6K_X_ORDER: readonly number[] = Array.from({ length: 32 }, (_, i) => i);
 
 /**
  * `v` shifted left by `by` bits (right for a negative `by`) in 16-bit lanes, which x86 shifts natively (byte shifts
@@ -57,7 +54,7 @@ interface Masks {
 
 /**
  * `q6k_dot`: out[r, j] = sum_b dx[r, b] · d[j, b] · sum_s s[j, b, s] · (qx · (q − 32))[s] for x quantized per
- * super-block of 256 to int8 codes qx (held widened to i16 in their own order, Q6K_X_ORDER), as llama.cpp's Q8_K,
+ * super-block of 256 to int8 codes qx (held widened to i16, in order), as llama.cpp's Q8_K,
  * against Q6_K blocks read directly (see QuantizedWeight): each sub-block of 16 values comes out of 16 low bytes and
  * 16 high bytes by 16-bit shifts and byte masks, widened to i16; its integer dot product runs in i32x4.dot_i16x8_s, the
  * two of a group are narrowed to i16 (each lane at most 4 · 32 · 127 in size: exact) and scaled by their int8 scales
@@ -104,13 +101,12 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
             }
             if (part === 0) f.set(half0, dots[0]);
           }
-          // Sub-blocks j = 8h + 2k and j + 1: scale bytes j and j + 1, four times each, widened to i16.
-          const j = 8 * h + 2 * k;
-          const lanes = Array.from({ length: 16 }, (_, i) => (i < 4 ? j : i < 8 ? j + 1 : 0));
-          const pairScales = simd(
-            'i16x8.extend_low_i8x16_s',
-            byteShuffle(scaleBytes[t], scaleBytes[t], lanes),
+          // Sub-blocks j = 8h + 2k and j + 1: scale bytes j and j + 1, widened to i16, four times each.
+          const words = simd(
+            h === 0 ? 'i16x8.extend_low_i8x16_s' : 'i16x8.extend_high_i8x16_s',
+            scaleBytes[t],
           );
+          const pairScales = wordPair(words, 2 * k);
           const pair = simd('i16x8.narrow_i32x4_s', half0, dots[1]);
           f.set(isum[t], simd('i32x4.add', isum[t], simd('i32x4.dot_i16x8_s', pair, pairScales)));
         }

@@ -35,6 +35,9 @@ export const X_ORDER: readonly number[] = [0, 1, 16, 17].flatMap((start) =>
 /** Byte offset of the group sums within a super-block of x. */
 export const X_SUMS = 512;
 
+/** The K-quant types, whose blocks are super-blocks of 256 values. */
+export type KQuantType = 'q4_k' | 'q6_k';
+
 /** The two layouts of x's super-blocks the K-quant kernels read (see kQuantXForm). */
 export type KQuantXForm = 'i16' | 'i8';
 
