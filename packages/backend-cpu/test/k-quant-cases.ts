@@ -80,6 +80,8 @@ const SHAPES: readonly [rows: number, out: number, inner: number][] = [
   [6, 5, 768],
   [9, 30, 256],
   [1, 130, 1024],
+  [20, 37, 512],
+  [17, 130, 256],
 ];
 
 /**

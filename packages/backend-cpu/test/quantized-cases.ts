@@ -77,6 +77,8 @@ const CASES: readonly [rows: number, out: number, inner: number, fill: Fill][] =
   [9, 300, 64, 'random'],
   [1, 512, 288, 'random'],
   [33, 7, 128, 'random'],
+  [40, 100, 64, 'random'],
+  [16, 5, 96, 'extremes'],
   [2, 6, 2048, 'random'],
   [3, 9, 192, 'extremes'],
 ];

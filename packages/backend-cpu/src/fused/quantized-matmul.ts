@@ -3,6 +3,7 @@ import type { CpuStorage } from '../storage';
 import { activationForm, quantBlockBytes } from '../wasm/quant-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
+import { decodesWeight, dequantProductInto } from './dequant-product';
 import { kQuantMatmulInto } from './k-quant-matmul';
 import { quantizeActivations } from './quantize-activations';
 
@@ -47,12 +48,18 @@ export function quantizedMatmulInto(
     quantizedMatmulJs(p, x, scales, quants, out);
     return;
   }
+  const [xa, sa, qa, oa] = addresses as number[];
+  const product = { ...p, x: xa, scales: sa, codes: qa, output: oa };
+  if (
+    decodesWeight(p.type, p.rows, runtime.features) &&
+    dequantProductInto(runtime, settings.threads, product)
+  )
+    return;
   const x8 = quantizeActivations(runtime, x, p.rows * p.blocks, activationForm(p.type, runtime.features));
   if (x8 === undefined) {
     quantizedMatmulJs(p, x, scales, quants, out);
     return;
   }
-  const [sa, qa, oa] = addresses.slice(1) as number[];
   const kernel = p.type === 'q8_0' ? 'q8_0_dot' : 'q4_0_dot';
   const blockBytes = quantBlockBytes(p.type);
   const micros = (p.rows * p.out * p.blocks * QUANT_BLOCK) / MACS_PER_MICRO;

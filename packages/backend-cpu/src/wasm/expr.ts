@@ -127,7 +127,7 @@ export function shuffle32(a: Operand, b: Operand, lanes: readonly [number, numbe
 
 /** A scalar load from byte address `address + offset`. */
 export function load(
-  name: Extract<MemOp, 'f32.load' | 'f64.load' | 'i32.load'>,
+  name: Extract<MemOp, 'f32.load' | 'f64.load' | 'i32.load' | 'i32.load8_s' | 'i32.load8_u'>,
   address: Operand,
   offset = 0,
 ): Expr {

@@ -58,6 +58,14 @@ export class FunctionBuilder {
     return local;
   }
 
+  /** A local holding `byte` in all 16 byte lanes, set once at the function's entry (see `constant`). */
+  constantBytes(byte: number): Local {
+    // As the bits of an f32: a byte below 0x7f never makes a NaN, whose bits a Float32Array need not keep.
+    if (!Number.isInteger(byte) || byte < 0 || byte >= 0x7f)
+      throw new Error(`constantBytes: ${byte} is not in [0, 0x7f)`);
+    return this.constant(new Float32Array(Uint32Array.of(byte * 0x01010101).buffer)[0]);
+  }
+
   /** The code a statement goes to: the body, or its own piece while `interleave` records. */
   #statement(): number[] {
     if (!this.#statements) return this.#code;

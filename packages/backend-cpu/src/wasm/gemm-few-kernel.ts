@@ -74,95 +74,116 @@ export const GEMM_FEW_T = kernel({
   name: 'gemm_few_t',
   params: i32('batch', 'aStep', 'wStep', 'oStep', 'm', 'n', 'k', 'ldo', 'a', 'w', 'out'),
   emit(f, { batch, aStep, wStep, oStep, m, n, k, ldo, a, w, out }, { features }) {
-    const rows = GEMM_FEW_T_ROWS;
-    const parts = blockRows(features);
-    // Vectors of k per pass of the main loop: 2 in wide tiles (their 8 pointers move half as often: one thread,
-    // [8,288] x [32000,288]ᵀ, 47-50 -> 50-53 GFLOP/s on Node 26), 1 where the compiler would hoist the second
-    // vector's loads too (Node 20: 48 -> 38).
-    const unroll = features.wideTiles ? 2 : 1;
-    const [entry, i, j, q, kVec, kMain, perPart, rowBytes, ldoBytes, wRow, aRow, o] = f.locals(I, 12);
-    const ap = f.locals(I, rows);
-    const wp = f.locals(I, parts);
-    const acc = Array.from({ length: rows }, () => f.locals(V, parts));
-    const wv = f.local(V);
-    const av = f.locals(V, rows);
-    const sums = Array.from({ length: rows }, () => f.locals(V, Math.ceil(parts / 4)));
-    f.set(kVec, op('i32.and', k, -4));
-    f.set(kMain, op('i32.and', k, -4 * unroll));
-    f.set(perPart, op('i32.div_u', n, parts));
-    f.set(rowBytes, bytes(k));
-    f.set(ldoBytes, bytes(ldo));
-
-    /**
-     * The dot products of A's rows [i, i + r) with W's row j of each of its parts (cols = parts, at wRow, wRow +
-     * perPart rows, ...) or its row j alone (cols 1). Per step of k: A's r vectors in registers, then W's vectors one
-     * at a time, each against every row.
-     */
-    const tile = (r: number, cols: number) => {
-      for (let t = 0; t < r; t++) f.set(ap[t], add(aRow, mul(t, rowBytes)));
-      for (let c = 0; c < cols; c++) f.set(wp[c], add(wRow, mul(mul(c, perPart), rowBytes)));
-      for (let t = 0; t < r; t++) for (let c = 0; c < cols; c++) f.set(acc[t][c], v128Zero);
-      const step = (vectors: number) => {
-        for (let u = 0; u < vectors; u++) {
-          for (let t = 0; t < r; t++) f.set(av[t], simdLoad('v128.load', ap[t], 16 * u));
-          for (let c = 0; c < cols; c++) {
-            f.set(wv, simdLoad('v128.load', wp[c], 16 * u));
-            for (let t = 0; t < r; t++) f.set(acc[t][c], mulAdd(features, av[t], wv, acc[t][c]));
-          }
-        }
-        for (let t = 0; t < r; t++) f.set(ap[t], add(ap[t], 16 * vectors));
-        for (let c = 0; c < cols; c++) f.set(wp[c], add(wp[c], 16 * vectors));
-      };
-      f.for(q, 0, kMain, 4 * unroll, () => step(unroll));
-      if (unroll > 1) f.for(q, kMain, kVec, 4, () => step(1));
-      f.set(o, add(out, add(mul(i, ldoBytes), bytes(j))));
-      const groups = Math.ceil(cols / 4);
-      // Lanes of sums[t][g]: the dot products of row t with the block's columns 4g.. (see groupColumn).
-      for (let t = 0; t < r; t++) {
-        for (let g = 0; g < groups; g++) {
-          const [x, y, z, u] = [0, 1, 2, 3].map((c) => acc[t][groupColumn(g, c, cols)]);
-          f.set(av[0], pairSums(x, y));
-          f.set(av[1], 4 * g + 2 < cols ? pairSums(z, u) : av[0]);
-          f.set(sums[t][g], laneSums4(av[0], av[1]));
-        }
-      }
-      // The last k mod 4 steps: W's values of the step gathered into one vector per group.
-      f.for(q, kVec, k, 1, () => {
-        for (let g = 0; g < groups; g++) {
-          const w4 = [0, 1, 2, 3].map((c) => wp[groupColumn(g, c, cols)]);
-          f.set(av[0], shuffle32(splat(w4[0]), splat(w4[1]), [0, 4, 0, 4]));
-          f.set(av[1], shuffle32(splat(w4[2]), splat(w4[3]), [0, 4, 0, 4]));
-          f.set(wv, shuffle32(av[0], av[1], [0, 1, 4, 5]));
-          for (let t = 0; t < r; t++) f.set(sums[t][g], mulAdd(features, splat(ap[t]), wv, sums[t][g]));
-        }
-        for (let t = 0; t < r; t++) f.set(ap[t], add(ap[t], 4));
-        for (let c = 0; c < cols; c++) f.set(wp[c], add(wp[c], 4));
-      });
-      for (let t = 0; t < r; t++) {
-        for (let c = 0; c < cols; c++)
-          f.store(
-            'f32.store',
-            add(add(o, mul(t, ldoBytes)), bytes(mul(c, perPart))),
-            lane('f32x4.extract_lane', sums[t][c >> 2], c & 3),
-          );
-      }
-    };
-
-    /** W's row j of each part (cols = parts) or row j alone (cols 1) against every row tile of A. */
-    const columns = (cols: number) => {
-      f.set(wRow, add(w, mul(j, rowBytes)));
-      forRowTiles(f, i, 0, m, rows, (r) => {
-        f.set(aRow, add(a, mul(i, rowBytes)));
-        tile(r, cols);
-      });
-    };
-
+    const entry = f.local(I);
     f.for(entry, 0, batch, 1, () => {
-      f.for(j, 0, perPart, 1, () => columns(parts));
-      f.for(j, mul(perPart, parts), n, 1, () => columns(1));
+      emitGemmFewT(f, { m, n, k, ldo, a, w, out }, features);
       f.set(a, add(a, aStep));
       f.set(w, add(w, wStep));
       f.set(out, add(out, oStep));
     });
   },
 });
+
+/** The operands of one gemm_few_t product (see GEMM_FEW_T): sizes in elements, pointers in bytes. */
+export interface GemmFewOperands {
+  readonly m: Local;
+  readonly n: Local;
+  readonly k: Local;
+  readonly ldo: Local;
+  readonly a: Local;
+  readonly w: Local;
+  readonly out: Local;
+}
+
+/** Emits gemm_few_t's product of one batch entry into `f` (it reads the operands' locals and changes none). */
+export function emitGemmFewT(
+  f: FunctionBuilder,
+  { m, n, k, ldo, a, w, out }: GemmFewOperands,
+  features: KernelFeatures,
+): void {
+  const rows = GEMM_FEW_T_ROWS;
+  const parts = blockRows(features);
+  // Vectors of k per pass of the main loop: 2 in wide tiles (their 8 pointers move half as often: one thread,
+  // [8,288] x [32000,288]ᵀ, 47-50 -> 50-53 GFLOP/s on Node 26), 1 where the compiler would hoist the second
+  // vector's loads too (Node 20: 48 -> 38).
+  const unroll = features.wideTiles ? 2 : 1;
+  const [i, j, q, kVec, kMain, perPart, rowBytes, ldoBytes, wRow, aRow, o] = f.locals(I, 11);
+  const ap = f.locals(I, rows);
+  const wp = f.locals(I, parts);
+  const acc = Array.from({ length: rows }, () => f.locals(V, parts));
+  const wv = f.local(V);
+  const av = f.locals(V, rows);
+  const sums = Array.from({ length: rows }, () => f.locals(V, Math.ceil(parts / 4)));
+  f.set(kVec, op('i32.and', k, -4));
+  f.set(kMain, op('i32.and', k, -4 * unroll));
+  f.set(perPart, op('i32.div_u', n, parts));
+  f.set(rowBytes, bytes(k));
+  f.set(ldoBytes, bytes(ldo));
+
+  /**
+   * The dot products of A's rows [i, i + r) with W's row j of each of its parts (cols = parts, at wRow, wRow +
+   * perPart rows, ...) or its row j alone (cols 1). Per step of k: A's r vectors in registers, then W's vectors one
+   * at a time, each against every row.
+   */
+  const tile = (r: number, cols: number) => {
+    for (let t = 0; t < r; t++) f.set(ap[t], add(aRow, mul(t, rowBytes)));
+    for (let c = 0; c < cols; c++) f.set(wp[c], add(wRow, mul(mul(c, perPart), rowBytes)));
+    for (let t = 0; t < r; t++) for (let c = 0; c < cols; c++) f.set(acc[t][c], v128Zero);
+    const step = (vectors: number) => {
+      for (let u = 0; u < vectors; u++) {
+        for (let t = 0; t < r; t++) f.set(av[t], simdLoad('v128.load', ap[t], 16 * u));
+        for (let c = 0; c < cols; c++) {
+          f.set(wv, simdLoad('v128.load', wp[c], 16 * u));
+          for (let t = 0; t < r; t++) f.set(acc[t][c], mulAdd(features, av[t], wv, acc[t][c]));
+        }
+      }
+      for (let t = 0; t < r; t++) f.set(ap[t], add(ap[t], 16 * vectors));
+      for (let c = 0; c < cols; c++) f.set(wp[c], add(wp[c], 16 * vectors));
+    };
+    f.for(q, 0, kMain, 4 * unroll, () => step(unroll));
+    if (unroll > 1) f.for(q, kMain, kVec, 4, () => step(1));
+    f.set(o, add(out, add(mul(i, ldoBytes), bytes(j))));
+    const groups = Math.ceil(cols / 4);
+    // Lanes of sums[t][g]: the dot products of row t with the block's columns 4g.. (see groupColumn).
+    for (let t = 0; t < r; t++) {
+      for (let g = 0; g < groups; g++) {
+        const [x, y, z, u] = [0, 1, 2, 3].map((c) => acc[t][groupColumn(g, c, cols)]);
+        f.set(av[0], pairSums(x, y));
+        f.set(av[1], 4 * g + 2 < cols ? pairSums(z, u) : av[0]);
+        f.set(sums[t][g], laneSums4(av[0], av[1]));
+      }
+    }
+    // The last k mod 4 steps: W's values of the step gathered into one vector per group.
+    f.for(q, kVec, k, 1, () => {
+      for (let g = 0; g < groups; g++) {
+        const w4 = [0, 1, 2, 3].map((c) => wp[groupColumn(g, c, cols)]);
+        f.set(av[0], shuffle32(splat(w4[0]), splat(w4[1]), [0, 4, 0, 4]));
+        f.set(av[1], shuffle32(splat(w4[2]), splat(w4[3]), [0, 4, 0, 4]));
+        f.set(wv, shuffle32(av[0], av[1], [0, 1, 4, 5]));
+        for (let t = 0; t < r; t++) f.set(sums[t][g], mulAdd(features, splat(ap[t]), wv, sums[t][g]));
+      }
+      for (let t = 0; t < r; t++) f.set(ap[t], add(ap[t], 4));
+      for (let c = 0; c < cols; c++) f.set(wp[c], add(wp[c], 4));
+    });
+    for (let t = 0; t < r; t++) {
+      for (let c = 0; c < cols; c++)
+        f.store(
+          'f32.store',
+          add(add(o, mul(t, ldoBytes)), bytes(mul(c, perPart))),
+          lane('f32x4.extract_lane', sums[t][c >> 2], c & 3),
+        );
+    }
+  };
+
+  /** W's row j of each part (cols = parts) or row j alone (cols 1) against every row tile of A. */
+  const columns = (cols: number) => {
+    f.set(wRow, add(w, mul(j, rowBytes)));
+    forRowTiles(f, i, 0, m, rows, (r) => {
+      f.set(aRow, add(a, mul(i, rowBytes)));
+      tile(r, cols);
+    });
+  };
+
+  f.for(j, 0, perPart, 1, () => columns(parts));
+  f.for(j, mul(perPart, parts), n, 1, () => columns(1));
+}

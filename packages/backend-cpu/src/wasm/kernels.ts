@@ -5,6 +5,7 @@ import { ATTEND_GRAD, ATTEND_ROWS } from './attention-rows-kernel';
 import { COLUMN_SUM } from './column-sum-kernel';
 import { COPY_ROWS } from './copy-kernel';
 import { ATTEND_ONE } from './decode-attention-kernel';
+import { DEQUANT_GEMM } from './dequant-gemm-kernel';
 import { ELEMENTWISE } from './elementwise-kernel';
 import { GEMM_FEW_T } from './gemm-few-kernel';
 import { GEMM } from './gemm-kernel';
@@ -53,6 +54,7 @@ export const KERNELS = [
   Q4_0_DOT,
   Q4K_DOT,
   Q6K_DOT,
+  ...DEQUANT_GEMM,
   BF16_DOT,
   F16_DOT,
 ] as const;

@@ -52,6 +52,7 @@ export const Op = {
   'f64.sub': 0xa1,
   'f64.mul': 0xa2,
   'f64.div': 0xa3,
+  'f32.convert_i32_s': 0xb2,
   'f32.demote_f64': 0xb6,
   'f64.convert_i32_u': 0xb8,
   'f64.promote_f32': 0xbb,
@@ -87,6 +88,8 @@ export const Var = {
 /** Scalar memory instructions (followed by a memarg), with the natural alignment as log2 bytes. */
 export const MemOp = {
   'i32.load': { code: 0x28, align: 2 },
+  'i32.load8_s': { code: 0x2c, align: 0 },
+  'i32.load8_u': { code: 0x2d, align: 0 },
   'f32.load': { code: 0x2a, align: 2 },
   'f64.load': { code: 0x2b, align: 3 },
   'i32.store': { code: 0x36, align: 2 },

@@ -10,6 +10,7 @@ import {
   simdLoad,
   v128Zero,
 } from './expr';
+import type { FunctionBuilder } from './function-builder';
 import { ValType } from './opcodes';
 import { kQuantXForm, OUTPUT_TILE, superBlockDotKernel, wordPair, X_BYTE_SUMS } from './super-block-dot';
 
@@ -38,18 +39,23 @@ function shift(v: Operand, by: number): Operand {
  * `low` (bits 0-3 of each byte for k < 2, bits 4-7 else), the high pair from bits 2k, 2k + 1 of `high`; minus 32
  * (signed) unless `unsigned`.
  */
-function codes(low: Local, high: Local, k: number, masks: Masks, unsigned: boolean): Expr {
+export function q6kCodes(low: Local, high: Local, k: number, masks: Masks, unsigned: boolean): Expr {
   const nibble = simd('v128.and', shift(low, k < 2 ? 0 : -4), masks.low);
   const pair = simd('v128.and', shift(high, 4 - 2 * k), masks.high);
   const bits = simd('v128.or', nibble, pair);
   return unsigned ? bits : simd('i8x16.sub', bits, masks.offset);
 }
 
-/** The i8x16 constants `codes` reads: 15 (a nibble), 48 (a high pair at bits 4-5) and the offset 32. */
+/** The i8x16 constants `q6kCodes` reads: 15 (a nibble), 48 (a high pair at bits 4-5) and the offset 32. */
 interface Masks {
   readonly low: Local;
   readonly high: Local;
   readonly offset: Local;
+}
+
+/** The masks of `q6kCodes`, as locals `f` sets once at its entry. */
+export function q6kMasks(f: FunctionBuilder): Masks {
+  return { low: f.constantBytes(15), high: f.constantBytes(48), offset: f.constantBytes(32) };
 }
 
 /**
@@ -71,11 +77,8 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
     // Few v128 locals (x is read from memory, the scales from their bytes): more than x86's 16 registers spill.
     const isum = f.locals(V, OUTPUT_TILE);
     const scaleBytes = f.locals(V, OUTPUT_TILE);
-    const [low, high, code, half0, lowMask, highMask, offset] = f.locals(V, 7);
-    const masks = { low: lowMask, high: highMask, offset };
-    f.set(lowMask, simd('i8x16.splat', 15));
-    f.set(highMask, simd('i8x16.splat', 48));
-    f.set(offset, simd('i8x16.splat', 32));
+    const [low, high, code, half0] = f.locals(V, 4);
+    const masks = q6kMasks(f);
     return ({ outputs, rows, scales, acc, xp, dx }) => {
       for (let t = 0; t < outputs; t++) {
         f.set(isum[t], v128Zero);
@@ -88,7 +91,7 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
           for (let part = 0; part < 2; part++) {
             f.set(low, simdLoad('v128.load', rows[t], LOW_BYTES + 64 * h + 32 * (k & 1) + 16 * part));
             f.set(high, simdLoad('v128.load', rows[t], HIGH_BYTES + 32 * h + 16 * part));
-            f.set(code, codes(low, high, k, masks, relaxed));
+            f.set(code, q6kCodes(low, high, k, masks, relaxed));
             if (relaxed) {
               // Signed x bytes against the unsigned 6-bit codes (0..63: exact on every engine).
               const x = simdLoad('v128.load', xp, 32 * g + 16 * part);

@@ -1,0 +1,60 @@
+import type { QuantType } from '@loom/tensor';
+import { dequantBlockFormat, dequantGemmKernelName } from '../wasm/dequant-gemm-kernel';
+import type { KernelFeatures } from '../wasm/expr';
+import { GEMM_WORK_BYTES } from '../wasm/gemm-kernel';
+import type { WasmRuntime } from '../wasm/runtime';
+import { forkJoinByOutput } from './by-output';
+
+/** A product x [rows, in] times a block-quantized W [out, in] of `blocks` blocks a row, by byte addresses. */
+export interface DequantProduct {
+  readonly type: QuantType;
+  readonly rows: number;
+  readonly out: number;
+  readonly blocks: number;
+  readonly x: number;
+  readonly scales: number;
+  readonly codes: number;
+  readonly output: number;
+}
+
+/** Rows of W decoded per panel: a multiple of gemm_few_t's blocks of 4 and 6 rows, about 150 KiB at in = 768. */
+const PANEL_ROWS = 48;
+
+/** Single-thread speed used to decide on threads, in multiply-adds per microsecond (about gemm_few_t's). */
+const MACS_PER_MICRO = 12_000;
+
+/** Rows of x from which a product may decode W (see decodesWeight). */
+const DEQUANT_MIN_ROWS = 16;
+
+/**
+ * Whether a product of `rows` rows decodes W to f32 and runs the f32 product (see dequantGemmKernel) where the integer
+ * kernels are slower: from DEQUANT_MIN_ROWS rows, with plain SIMD (i16 dot products) for every type, and for Q6_K even
+ * with relaxed SIMD's byte dot products.
+ */
+export function decodesWeight(type: QuantType, rows: number, features: KernelFeatures): boolean {
+  return rows >= DEQUANT_MIN_ROWS && (!features.relaxedDot || type === 'q6_k');
+}
+
+/**
+ * out = x · Wᵀ with W decoded to f32 a panel at a time in each thread's work area, split across threads by output.
+ * False (nothing done) when one row of W in f32 does not fit the work area.
+ */
+export function dequantProductInto(runtime: WasmRuntime, threads: number, p: DequantProduct): boolean {
+  const format = dequantBlockFormat(p.type);
+  const rowBytes = 4 * p.blocks * format.values;
+  const panel = Math.min(PANEL_ROWS, Math.floor(GEMM_WORK_BYTES / rowBytes));
+  if (panel < 1) return false;
+  const micros = (p.rows * p.out * p.blocks * format.values) / MACS_PER_MICRO;
+  forkJoinByOutput(runtime, threads, dequantGemmKernelName(p.type), micros, p.out, (j0, j1) => [
+    p.rows,
+    j1 - j0,
+    p.blocks,
+    panel,
+    p.x,
+    p.scales + j0 * p.blocks * format.scaleBytes,
+    p.codes + j0 * p.blocks * format.codeBytes,
+    p.output + j0 * 4,
+    p.out,
+  ]);
+  return true;
+}
