@@ -20,6 +20,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
  */
 const WIDE_TILES = { LOOM_WASM_WIDE_TILES: '1' };
 
+/** The plain SIMD kernels whatever the engine: products of many rows then decode quantized weights to f32. */
+const PLAIN_SIMD = { LOOM_WASM_RELAXED_SIMD: '0' };
+
 /**
  * Each mutation: one exact text replacement in one kernel file, the conformance groups that must catch it, and the
  * environment they run in when the mutated code needs one (`env`).
@@ -257,6 +260,14 @@ const mutations = [
     from: 'const shift = 4 * (sub & 1);',
     to: 'const shift = 4 * ((sub + 1) & 1);',
     groups: ['quantizedMatmul'],
+  },
+  {
+    name: "Q4_K's decoded panel takes each sub-block's min from its neighbour (WebAssembly, 16 rows or more)",
+    file: 'packages/backend-cpu/src/wasm/dequant-gemm-kernel.ts',
+    from: 'fmul(dmin, sixBits(8 + s))',
+    to: 'fmul(dmin, sixBits(8 + (s ^ 1)))',
+    groups: ['quantizedMatmul'],
+    env: PLAIN_SIMD,
   },
   {
     name: "Q6_K reads each code's high bit pair one bit off (WebAssembly)",
