@@ -146,6 +146,7 @@ export const SimdOp = {
   'i32x4.shr_u': 0xad,
   'i32x4.add': 0xae,
   'i32x4.sub': 0xb1,
+  'i32x4.mul': 0xb5,
   'i32x4.dot_i16x8_s': 0xba,
   'f32x4.abs': 0xe0,
   'f32x4.sqrt': 0xe3,
