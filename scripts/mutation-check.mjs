@@ -277,6 +277,13 @@ const mutations = [
     groups: ['quantizedMatmul'],
   },
   {
+    name: "Q6_K's group loop scales both halves of a group by the first half's scale (WebAssembly, V8 before 13.6)",
+    file: 'packages/backend-cpu/src/wasm/q6k-dot-kernel.ts',
+    from: "add(rows[t], add(op('i32.shl', g, 1), part))",
+    to: "add(rows[t], op('i32.shl', g, 1))",
+    groups: ['quantizedMatmul'],
+  },
+  {
     name: 'Q6_K reads its sub-block scales unsigned (JavaScript)',
     file: 'packages/backend-cpu/src/fused/k-quant-matmul.ts',
     from: 'const s = (bytes[base + (v >> 4)] << 24) >> 24;',

@@ -14,6 +14,7 @@ import {
 import type { FunctionBuilder } from './function-builder';
 import { ValType } from './opcodes';
 import {
+  hoistsLoads,
   kQuantXForm,
   OUTPUT_TILE,
   superBlockDotKernel,
@@ -166,8 +167,6 @@ export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
     const even = f.locals(V, OUTPUT_TILE);
     const sixBits = f.locals(V, OUTPUT_TILE);
     const relaxed = kQuantXForm(features) === 'i8';
-    // V8 before 13.6 (wideTiles false, which the engine probe knows where relaxed SIMD validates, e.g. Node 20).
-    const hoistsLoads = features.relaxedMadd && !features.wideTiles;
     const xv = f.locals(V, 4);
     const [raw0, raw1, mins, mask] = f.locals(V, 4);
     const [sub, xq, shift] = f.locals(ValType.i32, 3);
@@ -189,7 +188,7 @@ export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
             addScaledPair(t, pairByteDots(f, rows[t], c, xv, [raw0, raw1], mask), 2 * c);
           }
         }
-      } else if (hoistsLoads) {
+      } else if (hoistsLoads(features)) {
         subBlockLoop(f, { outputs, rows, xp, isum }, { xv, raw: [raw0, raw1], mask, j: sub, xq, shift });
       } else {
         for (let j = 0; j < 8; j++) {

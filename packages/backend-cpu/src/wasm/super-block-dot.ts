@@ -52,6 +52,15 @@ export function kQuantXForm(features: KernelFeatures): KQuantXForm {
   return features.relaxedDot ? 'i8' : 'i16';
 }
 
+/**
+ * Whether the compiler loads every operand of a basic block at its top (V8 before 13.6, e.g. Node 20: `wideTiles`
+ * false, which the engine probe knows where relaxed SIMD validates), so a super-block unrolled whole spills: the plain
+ * SIMD K-quant products then loop over its groups.
+ */
+export function hoistsLoads(features: KernelFeatures): boolean {
+  return features.relaxedMadd && !features.wideTiles;
+}
+
 /** Byte offset of the sums within a super-block of x in the `i8` form. */
 export const X_BYTE_SUMS = 256;
 
