@@ -128,13 +128,13 @@ const Q6_K: BlockFormat = {
     for (let h = 0; h < 2; h++) {
       for (let k = 0; k < 4; k++) {
         for (let part = 0; part < 2; part++) {
-          const sub = 8 * h + 2 * k + part;
+          const subBlock = 8 * h + 2 * k + part;
           f.set(low, simdLoad('v128.load', codes, 16 + 64 * h + 32 * (k & 1) + 16 * part));
           f.set(high, simdLoad('v128.load', codes, 144 + 32 * h + 16 * part));
           f.set(code, q6kCodes(low, high, k, q6kMasks(f), false));
           f.set(
             scale,
-            simd('f32x4.splat', fmul(d, op('f32.convert_i32_s', load('i32.load8_s', codes, sub)))),
+            simd('f32x4.splat', fmul(d, op('f32.convert_i32_s', load('i32.load8_s', codes, subBlock)))),
           );
           storeScaled(f, code, dst, 4 * (128 * h + 32 * k + 16 * part), scale);
         }
