@@ -117,7 +117,8 @@ function describeType(type: KQuant, variant: string): void {
         it(`${mode.name}: [${rows}, ${inner}] x [${out}, ${inner}] matches a float64 decode of the bytes`, async () => {
           const backend = backendOf(mode);
           const w = randomWeight(type, out, inner);
-          const xs = Float32Array.from({ length: rows * inner }, () => random());
+          // Each super-block of x at its own scale (1, 4 or 16), so a kernel reading the wrong one's step misses.
+          const xs = Float32Array.from({ length: rows * inner }, (_, i) => random() * 4 ** ((i >> 8) % 3));
           const weight = weightOf(w, out, backend);
           const decoded = (j: number, i: number) => valueAt(w, j, i).value;
           await expectQuantizedProduct({ mode, backend, xs, rows, weight, valueAt: decoded, xBlock: 256 });

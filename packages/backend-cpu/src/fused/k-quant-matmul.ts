@@ -1,6 +1,7 @@
 import { QUANT_BLOCK, quantFormat } from '@loom/tensor';
 import type { CpuStorage } from '../storage';
 import { Q4K_BLOCK_BYTES } from '../wasm/q4k-dot-kernel';
+import { Q4K_ROW_TILE } from '../wasm/q4k-rows-kernel';
 import { Q6K_BLOCK_BYTES } from '../wasm/q6k-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 import { type KQuantType, kQuantXForm } from '../wasm/super-block-dot';
@@ -111,7 +112,10 @@ export function kQuantMatmulInto(
     kQuantMatmulJs(p, x, scales, quants, out);
     return;
   }
-  const { kernel, blockBytes } = KINDS[p.type];
+  const { blockBytes } = KINDS[p.type];
+  // Many rows of x against Q4_K with byte dot products: the kernel that brings each block's nibbles out once per tile.
+  const manyRows = p.type === 'q4_k' && runtime.features.relaxedDot && p.rows >= Q4K_ROW_TILE;
+  const kernel = manyRows ? 'q4k_rows_dot' : KINDS[p.type].kernel;
   const scaleBytes = 4 * quantFormat(p.type).scales;
   const micros = (p.rows * p.out * p.superBlocks * SUPER) / MACS_PER_MICRO;
   forkJoinByOutput(runtime, settings.threads, kernel, micros, p.out, (j0, j1) => {

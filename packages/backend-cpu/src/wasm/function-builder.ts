@@ -175,6 +175,11 @@ export class FunctionBuilder {
     this.#depth--;
   }
 
+  /** Traps: for a kernel the module carries but the engine's features leave without a body. */
+  trap(): void {
+    this.#control().push(Control.unreachable);
+  }
+
   /** Branches to `label` when `condition` is non-zero. */
   brIf(label: Label, condition: Operand): void {
     emitOperand(this.#control(), condition);

@@ -39,7 +39,7 @@ const splat = (address: Operand) => simdLoad('v128.load32_splat', address);
  * Calls `tile(rows)` for the rows [from, m) of the output in tiles of `rows` rows, counting rows
  * with `i`: full tiles, then one smaller tile for what is left (each size's code emitted once).
  */
-function forRowTiles(
+export function forRowTiles(
   f: FunctionBuilder,
   i: Local,
   from: Operand,

@@ -15,6 +15,7 @@ import type { ArgsOf, KernelSpec, ParamKind } from './kernel-spec';
 import { NORMS } from './norm-kernel';
 import { NORM_PARAM_GRAD } from './norm-param-grad-kernel';
 import { Q4K_DOT } from './q4k-dot-kernel';
+import { Q4K_ROWS_DOT } from './q4k-rows-kernel';
 import { Q6K_DOT } from './q6k-dot-kernel';
 import { Q4_0_DOT, Q8_0_DOT } from './quant-dot-kernel';
 import { QUANTIZE_SUPER_X, QUANTIZE_X } from './quantize-x-kernel';
@@ -53,6 +54,7 @@ export const KERNELS = [
   Q8_0_DOT,
   Q4_0_DOT,
   Q4K_DOT,
+  Q4K_ROWS_DOT,
   Q6K_DOT,
   ...DEQUANT_GEMM,
   BF16_DOT,

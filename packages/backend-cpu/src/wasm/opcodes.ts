@@ -62,6 +62,7 @@ export type Op = keyof typeof Op;
 
 /** Control instructions: with a block type, a label or a function index immediate, or none. */
 export const Control = {
+  unreachable: 0x00,
   block: 0x02,
   loop: 0x03,
   if: 0x04,

@@ -35,7 +35,7 @@ const SCALE_BYTES = 16;
  * The i16x8 [s_j, s_j, s_j, s_j, s_j+1, s_j+1, s_j+1, s_j+1] of the scale bytes `scales` (bytes 0-7 of a block, 6-bit
  * already).
  */
-function scalePair(scales: Operand, j: number): Expr {
+export function scalePair(scales: Operand, j: number): Expr {
   return wordPair(simd('i16x8.extend_low_i8x16_u', scales), j);
 }
 
