@@ -16,6 +16,7 @@ import { ValType } from './opcodes';
 import {
   hoistsLoads,
   kQuantXForm,
+  type LoopStep,
   OUTPUT_TILE,
   superBlockDotKernel,
   wordPair,
@@ -67,14 +68,6 @@ function subBlockDot(
     dots.push(simd('i32x4.dot_i16x8_s', nibble(raw[half], low + 8), xv[2 * half + 1]));
   }
   return simd('i32x4.add', simd('i32x4.add', dots[0], dots[1]), simd('i32x4.add', dots[2], dots[3]));
-}
-
-/** What subBlockLoop reads and adds into: a tile's outputs, their rows of codes, x's super-block, each output's sums. */
-interface LoopStep {
-  readonly outputs: number;
-  readonly rows: readonly Local[];
-  readonly xp: Local;
-  readonly isum: readonly Local[];
 }
 
 /** subBlockLoop's locals: x's four vectors, two of raw bytes, the mask, the sub-block, x's pointer and the shift. */

@@ -16,6 +16,7 @@ import { ValType } from './opcodes';
 import {
   hoistsLoads,
   kQuantXForm,
+  type LoopStep,
   OUTPUT_TILE,
   superBlockDotKernel,
   wordPair,
@@ -71,14 +72,6 @@ export function q6kMasks(f: FunctionBuilder): Masks {
     offset: f.constantBytes(32),
     pair: f.constantBytes(3),
   };
-}
-
-/** What groupLoop reads and adds into: a tile's outputs, their rows of codes, x's super-block, each output's sums. */
-interface LoopStep {
-  readonly outputs: number;
-  readonly rows: readonly Local[];
-  readonly xp: Local;
-  readonly isum: readonly Local[];
 }
 
 /** groupLoop's locals: the low and high bytes, the codes, the group, x's pointer and a shift. */

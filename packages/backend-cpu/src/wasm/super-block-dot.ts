@@ -61,6 +61,17 @@ export function hoistsLoads(features: KernelFeatures): boolean {
   return features.relaxedMadd && !features.wideTiles;
 }
 
+/**
+ * What a super-block's loop (where hoistsLoads) reads and adds into: a tile's outputs, their rows of codes, x's
+ * super-block, each output's i32x4 sums.
+ */
+export interface LoopStep {
+  readonly outputs: number;
+  readonly rows: readonly Local[];
+  readonly xp: Local;
+  readonly isum: readonly Local[];
+}
+
 /** Byte offset of the sums within a super-block of x in the `i8` form. */
 export const X_BYTE_SUMS = 256;
 
