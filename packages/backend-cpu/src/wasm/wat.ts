@@ -154,6 +154,8 @@ function instruction(
       return { text: `call ${functionName(r.unsigned())}`, depth: 0 };
     case Control.drop:
       return { text: 'drop', depth: 0 };
+    case Control.unreachable:
+      return { text: 'unreachable', depth: 0 };
   }
   const variable = VARS.get(code);
   if (variable) {
