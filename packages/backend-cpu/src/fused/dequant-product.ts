@@ -5,16 +5,12 @@ import { GEMM_WORK_BYTES } from '../wasm/gemm-kernel';
 import type { WasmRuntime } from '../wasm/runtime';
 import { forkJoinByOutput } from './by-output';
 
-/** A product x [rows, in] times a block-quantized W [out, in] of `blocks` blocks a row, by byte addresses. */
+/** A product x [rows, in] times a block-quantized W [out, in] of `blocks` blocks of its type a row. */
 export interface DequantProduct {
   readonly type: QuantType;
   readonly rows: number;
   readonly out: number;
   readonly blocks: number;
-  readonly x: number;
-  readonly scales: number;
-  readonly codes: number;
-  readonly output: number;
 }
 
 /** Rows of W decoded per panel: a multiple of gemm_few_t's blocks of 4 and 6 rows, about 150 KiB at in = 768. */
@@ -31,15 +27,22 @@ const DEQUANT_MIN_ROWS = 16;
  * kernels are slower: from DEQUANT_MIN_ROWS rows, with plain SIMD (i16 dot products) for every type, and for Q6_K even
  * with relaxed SIMD's byte dot products.
  */
-export function decodesWeight(type: QuantType, rows: number, features: KernelFeatures): boolean {
+function decodesWeight(type: QuantType, rows: number, features: KernelFeatures): boolean {
   return rows >= DEQUANT_MIN_ROWS && (!features.relaxedDot || type === 'q6_k');
 }
 
 /**
- * out = x · Wᵀ with W decoded to f32 a panel at a time in each thread's work area, split across threads by output.
- * False (nothing done) when one row of W in f32 does not fit the work area.
+ * out = x · Wᵀ with W decoded to f32 a panel at a time in each thread's work area, split across threads by output,
+ * where that is the faster way (decodesWeight); `addresses` are x's, W's scales', W's codes' and out's in the heap.
+ * False (nothing done) elsewhere, or when one row of W in f32 does not fit the work area.
  */
-export function dequantProductInto(runtime: WasmRuntime, threads: number, p: DequantProduct): boolean {
+export function dequantProductInto(
+  runtime: WasmRuntime,
+  threads: number,
+  p: DequantProduct,
+  [x, scales, codes, output]: readonly number[],
+): boolean {
+  if (!decodesWeight(p.type, p.rows, runtime.features)) return false;
   const format = dequantBlockFormat(p.type);
   const rowBytes = 4 * p.blocks * format.values;
   const panel = Math.min(PANEL_ROWS, Math.floor(GEMM_WORK_BYTES / rowBytes));
@@ -50,10 +53,10 @@ export function dequantProductInto(runtime: WasmRuntime, threads: number, p: Deq
     j1 - j0,
     p.blocks,
     panel,
-    p.x,
-    p.scales + j0 * p.blocks * format.scaleBytes,
-    p.codes + j0 * p.blocks * format.codeBytes,
-    p.output + j0 * 4,
+    x,
+    scales + j0 * p.blocks * format.scaleBytes,
+    codes + j0 * p.blocks * format.codeBytes,
+    output + j0 * 4,
     p.out,
   ]);
   return true;

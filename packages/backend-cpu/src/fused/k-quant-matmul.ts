@@ -6,7 +6,7 @@ import { Q6K_BLOCK_BYTES } from '../wasm/q6k-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 import { type KQuantType, kQuantXForm } from '../wasm/super-block-dot';
 import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
-import { decodesWeight, dequantProductInto } from './dequant-product';
+import { dequantProductInto } from './dequant-product';
 import { quantizeSuperBlocks } from './quantize-activations';
 
 /** A K-quant product: x [rows, in] times W [out, in] of `type`, in = 256 · superBlocks. */
@@ -100,13 +100,9 @@ export function kQuantMatmulInto(
     kQuantMatmulJs(p, x, scales, quants, out);
     return;
   }
-  const [xa, sa, qa, oa] = addresses as number[];
-  const product = { ...p, blocks: p.superBlocks, x: xa, scales: sa, codes: qa, output: oa };
-  if (
-    decodesWeight(p.type, p.rows, runtime.features) &&
-    dequantProductInto(runtime, settings.threads, product)
-  )
-    return;
+  const [sa, qa, oa] = addresses.slice(1) as number[];
+  const geometry = { type: p.type, rows: p.rows, out: p.out, blocks: p.superBlocks };
+  if (dequantProductInto(runtime, settings.threads, geometry, addresses as number[])) return;
   const x8 = quantizeSuperBlocks(runtime, x, p.rows * p.superBlocks, p.type, kQuantXForm(runtime.features));
   if (x8 === undefined) {
     kQuantMatmulJs(p, x, scales, quants, out);

@@ -3,7 +3,7 @@ import type { CpuStorage } from '../storage';
 import { activationForm, quantBlockBytes } from '../wasm/quant-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
-import { decodesWeight, dequantProductInto } from './dequant-product';
+import { dequantProductInto } from './dequant-product';
 import { kQuantMatmulInto } from './k-quant-matmul';
 import { quantizeActivations } from './quantize-activations';
 
@@ -48,13 +48,8 @@ export function quantizedMatmulInto(
     quantizedMatmulJs(p, x, scales, quants, out);
     return;
   }
-  const [xa, sa, qa, oa] = addresses as number[];
-  const product = { ...p, x: xa, scales: sa, codes: qa, output: oa };
-  if (
-    decodesWeight(p.type, p.rows, runtime.features) &&
-    dequantProductInto(runtime, settings.threads, product)
-  )
-    return;
+  const [sa, qa, oa] = addresses.slice(1) as number[];
+  if (dequantProductInto(runtime, settings.threads, p, addresses as number[])) return;
   const x8 = quantizeActivations(runtime, x, p.rows * p.blocks, activationForm(p.type, runtime.features));
   if (x8 === undefined) {
     quantizedMatmulJs(p, x, scales, quants, out);

@@ -30,7 +30,7 @@ const { add } = scalar;
 /** Bytes of a Q4_K super-block's codes (see QuantizedWeight): 8 scales, 8 mins, then 128 bytes of nibbles. */
 export const Q4K_BLOCK_BYTES = 144;
 /** Bytes of the scales and mins ahead of the nibbles. */
-const SCALE_BYTES = 16;
+export const Q4K_SCALE_BYTES = 16;
 
 /**
  * The i16x8 [s_j, s_j, s_j, s_j, s_j+1, s_j+1, s_j+1, s_j+1] of the scale bytes `scales` (bytes 0-7 of a block, 6-bit
@@ -55,7 +55,7 @@ function subBlockDot(
   raw: readonly [Local, Local],
   mask: Local,
 ): Expr {
-  const chunk = SCALE_BYTES + 32 * (j >> 1);
+  const chunk = Q4K_SCALE_BYTES + 32 * (j >> 1);
   const low = 4 * (j % 2);
   const nibble = (bytes: Local, shift: number): Operand => {
     const shifted: Operand = shift === 0 ? bytes : simd('i16x8.shr_u', bytes, shift);
@@ -98,7 +98,7 @@ function subBlockLoop(
     for (let q = 0; q < 4; q++) f.set(xv[q], simdLoad('v128.load', xq, 16 * q));
     f.set(shift, op('i32.shl', op('i32.and', j, 1), 2));
     // Byte offset of the sub-block's 32 bytes of nibbles in its row: 16 + 32 (j >> 1).
-    const chunk = add(SCALE_BYTES, op('i32.shl', op('i32.shr_u', j, 1), 5));
+    const chunk = add(Q4K_SCALE_BYTES, op('i32.shl', op('i32.shr_u', j, 1), 5));
     for (let t = 0; t < outputs; t++) {
       const dots: Expr[] = [];
       for (let half = 0; half < 2; half++) {
@@ -118,29 +118,25 @@ function subBlockLoop(
 }
 
 /**
- * The integer dot products of sub-blocks 2c and 2c + 1 of a Q4_K super-block at `row` with relaxed SIMD, narrowed to
- * one i16x8 (lanes 0-3 sub-block 2c's partial sums, 4-7 those of 2c + 1): x's codes of the pair as bytes (`xv`, four
- * vectors) against the unsigned nibbles of the pair's 32 bytes, read once, the low halves for 2c and the high ones
- * for 2c + 1 (a 16-bit shift and the mask `mask`, 15 in every byte: x86 has no byte shift), in two byte dot products
- * each (each lane at most 8 · 15 · 127 in size, so the narrowing is exact).
+ * The nibbles of a pair of Q4_K sub-blocks 2c, 2c + 1 from their 32 bytes `raw0`, `raw1`: the low halves (sub-block
+ * 2c's values 0-15, 16-31), then the high ones (2c + 1's), each by the mask `mask` (15 in every byte) after a 16-bit
+ * shift for the high ones (x86 has no byte shift).
  */
-function pairByteDots(
-  f: FunctionBuilder,
-  row: Local,
-  c: number,
-  xv: readonly Local[],
-  [raw0, raw1]: readonly [Local, Local],
-  mask: Local,
-): Expr {
-  f.set(raw0, simdLoad('v128.load', row, SCALE_BYTES + 32 * c));
-  f.set(raw1, simdLoad('v128.load', row, SCALE_BYTES + 32 * c + 16));
-  const low = (raw: Local) => simd('v128.and', raw, mask);
-  const high = (raw: Local) => simd('v128.and', simd('i16x8.shr_u', raw, 4), mask);
-  const byteDot = (x: Local, nibbles: Expr, acc: Expr) =>
-    relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', x, nibbles, acc);
-  const even = byteDot(xv[1], low(raw1), byteDot(xv[0], low(raw0), v128Zero));
-  const odd = byteDot(xv[3], high(raw1), byteDot(xv[2], high(raw0), v128Zero));
-  return simd('i16x8.narrow_i32x4_s', even, odd);
+export function pairNibbles(raw0: Operand, raw1: Operand, mask: Operand): Expr[] {
+  const high = (raw: Operand) => simd('v128.and', simd('i16x8.shr_u', raw, 4), mask);
+  return [simd('v128.and', raw0, mask), simd('v128.and', raw1, mask), high(raw0), high(raw1)];
+}
+
+/**
+ * The integer dot products of a pair of Q4_K sub-blocks with relaxed SIMD, narrowed to one i16x8 (lanes 0-3 the
+ * first's partial sums, 4-7 the second's): x's codes of the pair as bytes (`x(q)`, vectors q = 0-3) against the pair's
+ * unsigned nibbles (pairNibbles), in two byte dot products per sub-block (each lane at most 8 · 15 · 127 in size, so
+ * the narrowing is exact).
+ */
+export function pairByteDots(x: (q: number) => Operand, nibbles: readonly Operand[]): Expr {
+  const byteDot = (q: number, acc: Expr) =>
+    relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', x(q), nibbles[q], acc);
+  return simd('i16x8.narrow_i32x4_s', byteDot(1, byteDot(0, v128Zero)), byteDot(3, byteDot(2, v128Zero)));
 }
 
 /**
@@ -150,7 +146,8 @@ function pairByteDots(
  * integer dot product runs in i32x4.dot_i16x8_s, two sub-blocks' sums are narrowed to i16 and scaled by their 6-bit
  * scales in one more, the mins meet the code sums in another, and the super-block is scaled once in f32 (the loops
  * and parameters: superBlockDotKernel; scales holds d, dmin per super-block). With relaxed SIMD (kQuantXForm `i8`)
- * x's codes are bytes and each pair of sub-blocks takes four byte dot products against the raw nibbles (pairByteDots).
+ * x's codes are bytes, and each pair of sub-blocks' 32 bytes are read once and take four byte dot products
+ * against their nibbles (pairNibbles, pairByteDots).
  */
 export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
   blockBytes: Q4K_BLOCK_BYTES,
@@ -178,7 +175,13 @@ export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
         for (let c = 0; c < 4; c++) {
           for (let q = 0; q < 4; q++) f.set(xv[q], simdLoad('v128.load', xp, 64 * c + 16 * q));
           for (let t = 0; t < outputs; t++) {
-            addScaledPair(t, pairByteDots(f, rows[t], c, xv, [raw0, raw1], mask), 2 * c);
+            f.set(raw0, simdLoad('v128.load', rows[t], Q4K_SCALE_BYTES + 32 * c));
+            f.set(raw1, simdLoad('v128.load', rows[t], Q4K_SCALE_BYTES + 32 * c + 16));
+            addScaledPair(
+              t,
+              pairByteDots((q) => xv[q], pairNibbles(raw0, raw1, mask)),
+              2 * c,
+            );
           }
         }
       } else if (hoistsLoads(features)) {

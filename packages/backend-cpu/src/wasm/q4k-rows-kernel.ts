@@ -1,19 +1,8 @@
-import {
-  type Expr,
-  type Local,
-  laneSum,
-  load,
-  mulAdd,
-  relaxedSimd,
-  scalar,
-  simd,
-  simdLoad,
-  v128Zero,
-} from './expr';
+import { laneSum, load, mulAdd, scalar, simd, simdLoad, v128Zero } from './expr';
 import { forRowTiles } from './gemm-few-kernel';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
-import { Q4K_BLOCK_BYTES, scalePair } from './q4k-dot-kernel';
+import { pairByteDots, pairNibbles, Q4K_BLOCK_BYTES, Q4K_SCALE_BYTES, scalePair } from './q4k-dot-kernel';
 import { X_BYTE_SUMS, X_SUPER_BLOCK_BYTES } from './super-block-dot';
 
 const { add, mul } = scalar;
@@ -23,9 +12,6 @@ const V = ValType.v128;
 
 /** Rows of x that share each pair of sub-blocks' nibbles brought out of their bytes. */
 export const Q4K_ROW_TILE = 4;
-
-/** Bytes of a Q4_K block's scales and mins ahead of its nibbles. */
-const SCALE_BYTES = 16;
 
 /**
  * `q4k_rows_dot`: q4k_dot's product (same parameters and sums) for many rows of x with relaxed SIMD, an output at a
@@ -49,13 +35,11 @@ export const Q4K_ROWS_DOT = kernel({
     const acc = f.locals(V, Q4K_ROW_TILE);
     const isum = f.locals(V, Q4K_ROW_TILE);
     const nibbles = f.locals(V, 4);
-    const [raw0, raw1, sixBits, pairScales, even] = f.locals(V, 5);
+    const [raw0, raw1, sixBits, pairScales] = f.locals(V, 4);
     const sum = f.local(ValType.f32);
     const mask = f.constantBytes(15);
     f.set(xRowStep, mul(blocks, X_SUPER_BLOCK_BYTES));
     f.set(sRowStep, mul(blocks, 4));
-    const byteDot = (x: Expr, codes: Local, c: Expr) =>
-      relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', x, codes, c);
 
     /** Output j against rows [i, i + rows) of x. */
     const tile = (rows: number) => {
@@ -70,20 +54,16 @@ export const Q4K_ROWS_DOT = kernel({
         for (let t = 0; t < rows; t++) f.set(isum[t], v128Zero);
         f.set(sixBits, simd('v128.and', simdLoad('v128.load', row), f.constantBytes(63)));
         for (let c = 0; c < 4; c++) {
-          f.set(raw0, simdLoad('v128.load', row, SCALE_BYTES + 32 * c));
-          f.set(raw1, simdLoad('v128.load', row, SCALE_BYTES + 32 * c + 16));
-          f.set(nibbles[0], simd('v128.and', raw0, mask));
-          f.set(nibbles[1], simd('v128.and', raw1, mask));
-          f.set(nibbles[2], simd('v128.and', simd('i16x8.shr_u', raw0, 4), mask));
-          f.set(nibbles[3], simd('v128.and', simd('i16x8.shr_u', raw1, 4), mask));
+          f.set(raw0, simdLoad('v128.load', row, Q4K_SCALE_BYTES + 32 * c));
+          f.set(raw1, simdLoad('v128.load', row, Q4K_SCALE_BYTES + 32 * c + 16));
+          pairNibbles(raw0, raw1, mask).forEach((nibble, q) => {
+            f.set(nibbles[q], nibble);
+          });
           f.set(pairScales, scalePair(sixBits, 2 * c));
           for (let t = 0; t < rows; t++) {
             // x's codes of sub-blocks 2c and 2c + 1: bytes 64c .. 64c + 63 of its super-block.
             const x = (q: number) => simdLoad('v128.load', xp[t], 64 * c + 16 * q);
-            f.set(even, byteDot(x(1), nibbles[1], byteDot(x(0), nibbles[0], v128Zero)));
-            const odd = byteDot(x(3), nibbles[3], byteDot(x(2), nibbles[2], v128Zero));
-            // Each lane at most 8 · 15 · 127 in size: the i16 narrowing is exact.
-            const scaled = simd('i32x4.dot_i16x8_s', simd('i16x8.narrow_i32x4_s', even, odd), pairScales);
+            const scaled = simd('i32x4.dot_i16x8_s', pairByteDots(x, nibbles), pairScales);
             f.set(isum[t], simd('i32x4.add', isum[t], scaled));
           }
         }
