@@ -303,6 +303,9 @@ export class CpuBackend implements Backend {
   }
 
   fill(size: number, value: number, dtype: DType): DataId {
+    // Zeros as the heap hands out fresh memory, unwritten: a model built with zeros and then loaded (or whose compact
+    // layers free their f32 weights) touches no page twice, or at all.
+    if (value === 0) return this.#out(dtype, size, () => {}, true);
     return this.#out(dtype, size, (o) => o.values.fill(value));
   }
 

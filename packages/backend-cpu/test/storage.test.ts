@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CpuBackend } from '../src/backend';
 import { CpuStorage } from '../src/storage';
 import { BlockAllocator } from '../src/wasm/allocator';
 import { WasmHeap } from '../src/wasm/heap';
@@ -102,6 +103,23 @@ describe('CpuStorage', () => {
     expect(t.i32.every((v) => v === 0)).toBe(true);
     expect(t.values).toBeInstanceOf(Int32Array);
     t.free();
+  });
+
+  it('hands out zeros for fill(0) without writing fresh memory, and zeroes a reused block', async () => {
+    const backend = new CpuBackend({ threads: 1 });
+    const size = 5000;
+    const written = backend.upload(new Float32Array(size).fill(7));
+    backend.release(written);
+    // The freed block is the next one of its size class: fill(0) must clear what was written there.
+    const zeros = backend.fill(size, 0, 'f32');
+    expect(
+      Array.from(await backend.read({ id: zeros, shape: [size], dtype: 'f32' })).every((v) => v === 0),
+    ).toBe(true);
+    const sevens = backend.fill(size, 7, 'f32');
+    expect(
+      Array.from(await backend.read({ id: sevens, shape: [size], dtype: 'f32' })).every((v) => v === 7),
+    ).toBe(true);
+    for (const id of [zeros, sevens]) backend.release(id);
   });
 
   it('keeps its values when other storage makes the heap grow', () => {

@@ -1,4 +1,5 @@
 import { Linear, TransformerLM } from '@loom/nn';
+import { compactWeights } from './compact-weights';
 import type { ModelConfig } from './config';
 import type { NamedQuantizedTensor } from './gguf/quantized';
 import { type NamedHalfTensor, useHalfWeights } from './half-linears';
@@ -11,8 +12,8 @@ export interface ModelWeights {
   readonly config: ModelConfig;
   readonly tensors: readonly NamedTensor[];
   /**
-   * Linear-layer weights to keep quantized (a GGUF file loaded with `weights: 'quantized'`); their f32 forms are in
-   * `tensors` too, and are copied in and freed again, so the model holds only the blocks.
+   * Linear-layer weights to keep quantized (a GGUF file loaded with `weights: 'quantized'`), which `tensors` need not
+   * hold: the model holds only the blocks.
    */
   readonly quantized?: readonly NamedQuantizedTensor[];
   /** Linear-layer weights to keep at 16 bits (a BF16 / F16 checkpoint loaded with `weights: 'quantized'`). */
@@ -27,15 +28,17 @@ export interface ModelWeights {
  * switched to evaluation mode; dispose it when done.
  */
 export function transformerFromTensors(weights: ModelWeights, source = 'model'): TransformerLM {
-  const tensors = validateTensors(weights.config, weights.tensors, source);
-  // Zeros, not the random initialisation: every weight is overwritten from the file right away.
+  const tensors = validateTensors(weights.config, weights.tensors, source, compactWeights(weights));
+  // Zeros, not the random initialisation: every weight is overwritten from the file right away (a CPU backend hands
+  // out zeros it has not written, so a weight freed before it is loaded never takes memory).
   const model = new TransformerLM(weights.config, { init: 'zeros' });
   try {
-    model.loadStateDict(new Map(tensors.map((t) => [t.name, t])));
     useQuantizedWeights(model, weights.quantized ?? [], source);
     useHalfWeights(model, weights.halves ?? [], source);
-    // The compact layers' products read their blocks or halves: their f32 weights are not kept.
+    // The compact layers' products read their blocks or halves: their f32 weights are freed before the others are
+    // copied in, never written.
     for (const m of model.modules()) if (m instanceof Linear && m.quantized !== undefined) m.releaseWeight();
+    model.loadStateDict(new Map(tensors.map((t) => [t.name, t])));
   } catch (error) {
     model.dispose();
     throw error;

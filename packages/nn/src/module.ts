@@ -63,12 +63,14 @@ export abstract class Module {
   /**
    * Copies values into the parameters. Every parameter must be given with its exact shape and
    * no unknown name may appear; otherwise nothing is copied and the error lists every problem.
+   * A disposed parameter (a layer that reads a compact copy only, see `Linear.releaseWeight`) needs no values, and
+   * values given for it are not copied.
    */
   loadStateDict(
     values: ReadonlyMap<string, { readonly shape: readonly number[]; readonly data: HostArray }>,
   ): void {
     const params = this.stateDict();
-    const missing = [...params.keys()].filter((k) => !values.has(k));
+    const missing = [...params].filter(([k, p]) => !p.isDisposed && !values.has(k)).map(([k]) => k);
     const unexpected = [...values.keys()].filter((k) => !params.has(k));
     const mismatched = [...params].flatMap(([k, p]) => {
       const v = values.get(k);
@@ -85,7 +87,7 @@ export abstract class Module {
     }
     for (const [k, p] of params) {
       const v = values.get(k);
-      if (!v) continue;
+      if (!v || p.isDisposed) continue;
       const t = tensor(v.data, v.shape, { backend: p.backend, dtype: p.dtype });
       assign(p, t);
       t.dispose();

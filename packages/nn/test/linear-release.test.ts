@@ -29,6 +29,34 @@ describe('Linear.releaseWeight', () => {
     linear.dispose();
   });
 
+  it('needs no values in loadStateDict once released, and takes none given for it', async () => {
+    const linear = new Linear(32, 2, { bias: true, std: 0.02, seed: 1 });
+    const bytes = new Uint8Array(64).fill(2); // every weight 0.5, as above
+    linear.useQuantized(
+      new QuantizedWeight(
+        'q8_0',
+        tensor(new Float32Array(2).fill(0.25), [2, 1]),
+        tensor(new Int32Array(bytes.buffer), [2, 8], { dtype: 'i32' }),
+      ),
+    );
+    linear.releaseWeight();
+    const bias = { shape: [2], data: Float32Array.of(1, -1) };
+    linear.loadStateDict(new Map([['bias', bias]]));
+    linear.loadStateDict(
+      new Map([
+        ['bias', bias],
+        ['weight', { shape: [2, 32], data: new Float32Array(64) }],
+      ]),
+    );
+    expect(linear.weight.isDisposed).toBe(true);
+    expect(() => linear.loadStateDict(new Map())).toThrow(/\(missing: bias\)$/);
+    const x = tensor(new Float32Array(32).fill(1), [1, 32]);
+    const y = linear.forward(x);
+    expect(Array.from(await y.data())).toEqual([17, 15]);
+    for (const t of [x, y]) t.dispose();
+    linear.dispose();
+  });
+
   it('refuses a layer without a quantized weight, which would be left with no weight at all', () => {
     const linear = new Linear(32, 2, { bias: false, std: 0.02, seed: 1 });
     expect(() => linear.releaseWeight()).toThrow(
