@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseModel, serializeGguf } from '@loom/models';
+import { expectedTensors, parseModel, serializeGguf } from '@loom/models';
+import { sizeOf } from '@loom/tensor';
 import { describe, expect, it } from 'vitest';
 import type { ModelFile } from '../src/protocol';
 import { checkModelFits, heldWeightBytes } from '../src/worker/memory-fit';
@@ -21,7 +22,10 @@ describe('the chat page on a Q8_0 GGUF file', () => {
     const quantized = loaded.quantized ?? [];
     expect(quantized.length).toBeGreaterThan(40); // 7 linears in each of 6 layers, and the output projection
     expect(quantized.every((q) => q.type === 'q8_0')).toBe(true);
-    const widened = loaded.tensors.reduce((sum, t) => sum + t.data.byteLength, 0);
+    // The widened weights: every parameter's float32 values (the kept linears have none in `loaded`).
+    const widened = expectedTensors(loaded.config).reduce((sum, spec) => sum + 4 * sizeOf(spec.shape), 0);
+    const names = new Set(quantized.map((q) => q.name));
+    expect(loaded.tensors.filter((t) => names.has(t.name))).toEqual([]);
     const held = heldWeightBytes(loaded);
     // Q8_0 takes 34 bytes per 32 values against f32's 128 (and a tied embedding stays f32 for its lookups).
     expect(held).toBeLessThan(0.75 * widened);

@@ -65,8 +65,11 @@ describe('pnpm generate --weights', () => {
     const quantized = loaded.quantized ?? [];
     // A linear layer's blocks replace its f32 weight; a tied embedding's blocks (its output projection) sit beside it.
     const replaced = new Set(quantized.map((q) => q.name).filter((name) => name !== 'tok_embeddings.weight'));
+    // The kept linears' float32 forms are not in `loaded`: the widened bytes are those of the f32 load.
+    const widened = loadModelFile(gguf).tensors;
+    expect(loaded.tensors.filter((t) => replaced.has(t.name))).toEqual([]);
     const f32 = (keep: (name: string) => boolean) =>
-      loaded.tensors.filter((t) => keep(t.name)).reduce((sum, t) => sum + t.data.byteLength, 0);
+      widened.filter((t) => keep(t.name)).reduce((sum, t) => sum + t.data.byteLength, 0);
     kept = {
       count: quantized.length,
       blockBytes: quantized.reduce((sum, q) => sum + q.scales.byteLength + q.quants.byteLength, 0),

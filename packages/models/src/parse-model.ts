@@ -1,4 +1,5 @@
 import { type ByteSource, headOf, memorySource } from './byte-source';
+import { checkFiniteKept } from './compact-weights';
 import type { ModelConfig } from './config';
 import { DETECT_BYTES, detectModelFormat, unknownFormatError } from './detect';
 import { checkFiniteWeights } from './finite';
@@ -20,11 +21,17 @@ export type LoadedModelFormat = 'llama2c' | 'hf' | 'loom' | 'gguf';
 export interface LoadedModel {
   format: LoadedModelFormat;
   config: ModelConfig;
-  /** Loom names and layouts, validated against `config`. */
+  /**
+   * Loom names and layouts, validated against `config`; without the linear weights a GGUF file keeps only as blocks
+   * or halves (`quantized`, `halves`), which are never widened.
+   */
   tensors: NamedTensor[];
-  /** A GGUF file's Q8_0 / Q4_0 / Q4_K linear-layer weights, kept quantized when loaded with `weights: 'quantized'`. */
+  /** A GGUF file's Q8_0 / Q4_0 / Q4_K / Q6_K linear-layer weights, kept quantized when loaded with `weights: 'quantized'`. */
   quantized?: NamedQuantizedTensor[];
-  /** A BF16 / F16 safetensors checkpoint's linear-layer weights, kept at 16 bits when loaded with `weights: 'quantized'`. */
+  /**
+   * A BF16 / F16 safetensors checkpoint's or GGUF file's linear-layer weights, kept at 16 bits when loaded with
+   * `weights: 'quantized'` (a safetensors file's are in `tensors` too).
+   */
   halves?: NamedHalfTensor[];
   /** Loom tokenizer JSON text: a Loom checkpoint's tokenizer.json when it has one, or a GGUF file's vocabulary. */
   tokenizerJson?: string;
@@ -78,6 +85,7 @@ function readRecognised(file: ByteSource, configJson: unknown, options: LoadOpti
 export function readModel(file: ByteSource, configJson: unknown, options: LoadOptions = {}): LoadedModel {
   const loaded = readRecognised(file, configJson, options);
   checkFiniteWeights(loaded.tensors, file.name);
+  checkFiniteKept(loaded, file.name);
   return loaded;
 }
 

@@ -109,12 +109,15 @@ function list(label: string, items: readonly string[]): string {
 /**
  * Checks loaded tensors against the parameters of `config` and returns them in canonical order. Missing and
  * unexpected names, wrong shapes, integer tensors and duplicates are all reported in one error naming `source`;
- * an invalid config is refused first.
+ * an invalid config is refused first. `compact` names the weights held only in a compact form (a GGUF file's
+ * quantized blocks or 16-bit halves, loaded with `weights: 'quantized'`) with their shapes: each stands for its
+ * float32 tensor, which `tensors` then need not hold, and is checked against the config's shape.
  */
 export function validateTensors(
   config: CheckpointConfig,
   tensors: readonly StoredTensor[],
   source: string,
+  compact: readonly TensorSpec[] = [],
 ): NamedTensor[] {
   if (isMambaConfig(config)) validateMambaConfig(config, source);
   else validateConfig(config, source);
@@ -124,6 +127,7 @@ export function validateTensors(
     if (byName.has(tensor.name)) duplicates.push(tensor.name);
     byName.set(tensor.name, tensor);
   }
+  const compactByName = new Map(compact.map((spec) => [spec.name, spec]));
   const expected = expectedTensors(config);
   const expectedNames = new Set(expected.map((spec) => spec.name));
   const missing: string[] = [];
@@ -132,7 +136,12 @@ export function validateTensors(
   const ordered: NamedTensor[] = [];
   for (const spec of expected) {
     const tensor = byName.get(spec.name);
-    if (tensor === undefined) {
+    const stand = compactByName.get(spec.name);
+    if (tensor === undefined && stand !== undefined) {
+      if (showShape(stand.shape) !== showShape(spec.shape)) {
+        wrongShape.push(`${spec.name} expected ${showShape(spec.shape)}, found ${showShape(stand.shape)}`);
+      }
+    } else if (tensor === undefined) {
       missing.push(`${spec.name} ${showShape(spec.shape)}`);
     } else if (showShape(tensor.shape) !== showShape(spec.shape)) {
       wrongShape.push(`${spec.name} expected ${showShape(spec.shape)}, found ${showShape(tensor.shape)}`);
@@ -144,7 +153,7 @@ export function validateTensors(
       ordered.push({ name: spec.name, shape: tensor.shape, data: tensor.data });
     }
   }
-  const unexpected = [...byName.values()]
+  const unexpected = [...byName.values(), ...compact]
     .filter((tensor) => !expectedNames.has(tensor.name))
     .map((tensor) => `${tensor.name} ${showShape(tensor.shape)}`);
   const problems = [

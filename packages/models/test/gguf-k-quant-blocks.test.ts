@@ -61,6 +61,7 @@ for (const layout of LAYOUTS) {
     const tensors = randomModel(layout.config, 5);
     const bytes = serializeGguf(layout.config, tensors, layout.options);
     const loaded = parseModel(bytes, undefined, 'k-quant.gguf', { weights: 'quantized' });
+    const widenedModel = parseModel(bytes, undefined, 'k-quant.gguf'); // every weight widened to float32
 
     it('keeps every linear weight as blocks equal to the in-process quantization of the same weights', async () => {
       const kept = loaded.quantized ?? [];
@@ -88,7 +89,7 @@ for (const layout of LAYOUTS) {
     it('decodes its blocks to exactly the widened float32 weights', async () => {
       for (const q of loaded.quantized ?? []) {
         const [out] = q.shape;
-        const widened = loaded.tensors.find((t) => t.name === q.name);
+        const widened = widenedModel.tensors.find((t) => t.name === q.name);
         const scales = tensor(q.scales, [out, q.scales.length / out]);
         const quants = tensor(q.quants, [out, q.quants.length / out], { dtype: 'i32' });
         const decoded = dequantize(q.type, scales, quants);
@@ -100,7 +101,7 @@ for (const layout of LAYOUTS) {
     });
 
     it('runs its products on the blocks, within int8 activation rounding of the widened model', async () => {
-      const f32 = transformerFromTensors({ config: loaded.config, tensors: loaded.tensors }, 'f32');
+      const f32 = transformerFromTensors(widenedModel, 'f32');
       const quantized = transformerFromTensors(loaded, 'k-quant.gguf');
       const linears = [...quantized.modules()].filter((m) => m instanceof Linear);
       expect(linears.every((m) => m.quantized !== undefined)).toBe(true);

@@ -65,9 +65,13 @@ describe('GGUF weights kept quantized', () => {
     for (const q of kept) byType[q.type] = (byType[q.type] ?? 0) + 1;
     expect(byType).toEqual(counts);
     expect(kept.every((q) => isLinearWeight(q.name))).toBe(true);
+    // Kept as blocks only: no float32 form of them is widened; the embedding and the norms are.
+    const names = new Set(kept.map((q) => q.name));
+    expect(loaded.tensors.filter((t) => names.has(t.name))).toEqual([]);
+    expect(loaded.tensors.map((t) => t.name)).toContain('tok_embeddings.weight');
     // The blocks decode to exactly the widened float32 weights.
     const wq = kept.find((q) => q.name === 'layers.0.attention.wq.weight');
-    const widened = loaded.tensors.find((t) => t.name === 'layers.0.attention.wq.weight');
+    const widened = load(file, 'f32').tensors.find((t) => t.name === 'layers.0.attention.wq.weight');
     if (!wq || !widened) throw new Error('layer 0 wq is missing');
     const decoded = dequantize(
       wq.type,
@@ -87,8 +91,8 @@ describe('GGUF weights kept quantized', () => {
     '%s: logits of the quantized products follow the widened f32 model within int8 activation rounding',
     async (file, tol) => {
       const loaded = load(file, 'quantized');
-      // The same file's widened tensors without the blocks: the f32 model.
-      const f32 = transformerFromTensors({ config: loaded.config, tensors: loaded.tensors }, file);
+      // The same file's widened tensors: the f32 model.
+      const f32 = transformerFromTensors(load(file, 'f32'), file);
       const quantized = transformerFromTensors(loaded, file);
       const linears = [...quantized.modules()].filter((m) => m instanceof Linear);
       expect(linears.length).toBe(43);

@@ -1,5 +1,6 @@
 import { checkMemoryLimits, describeBytes, MemoryLimitError, type MemoryLimits } from '@loom/kvcache';
-import { isLinearWeight, type LoadedModel } from '@loom/models';
+import { expectedTensors, isLinearWeight, type LoadedModel } from '@loom/models';
+import { sizeOf } from '@loom/tensor';
 
 /** The memory a backend offers a model, and where each bound comes from (for the message). */
 export interface BackendLimits extends MemoryLimits {
@@ -15,9 +16,9 @@ const CPU_ADVICE = ', or run on the CPU backend (open the page with ?backend=cpu
 
 /**
  * The bytes a model built from `loaded` holds on its backend: every weight's float32 values, except that a linear
- * weight kept quantized (a GGUF file parsed with `weights: 'quantized'`) holds its blocks' scales and codes instead
- * (the f32 form `loaded` carries too is freed once the model is built); a tied embedding kept quantized holds its
- * blocks (read by the output projection) beside its f32 values (read by the lookups).
+ * weight kept quantized (a GGUF file parsed with `weights: 'quantized'`, which `loaded.tensors` then lacks) holds its
+ * blocks' scales and codes instead; a tied embedding kept quantized holds its blocks (read by the output projection)
+ * beside its f32 values (read by the lookups).
  */
 export function heldWeightBytes(loaded: LoadedModel): number {
   const quantized = loaded.quantized ?? [];
@@ -71,10 +72,11 @@ export function checkModelFits(
   }
   const { tensorBytes, totalBytes, backend } = limits;
   const moveToCpu = backend === 'webgpu' ? CPU_ADVICE : '';
-  for (const { name, shape, data } of loaded.tensors) {
-    if (tensorBytes !== undefined && data.byteLength > tensorBytes) {
+  for (const { name, shape } of expectedTensors(loaded.config)) {
+    const bytes = 4 * sizeOf(shape);
+    if (tensorBytes !== undefined && bytes > tensorBytes) {
       throw new Error(
-        `${source}: the weight ${name} [${shape.join(', ')}] float32 takes ${describeBytes(data.byteLength)}, more ` +
+        `${source}: the weight ${name} [${shape.join(', ')}] float32 takes ${describeBytes(bytes)}, more ` +
           `than ${limits.tensorLimit ?? 'the limit for one tensor'} of ${describeBytes(tensorBytes)}; ` +
           `use a smaller model${moveToCpu}`,
       );

@@ -1,6 +1,7 @@
 import { CONFIG_LIMITS, validateConfig } from '@loom/nn';
 import type { HalfType, QuantType } from '@loom/tensor';
 import type { ByteSource } from '../byte-source';
+import { compactWeights } from '../compact-weights';
 import type { ModelConfig } from '../config';
 import type { NamedHalfTensor } from '../half-linears';
 import type { NamedTensor } from '../tensor';
@@ -99,9 +100,10 @@ const KEPT_QUANTIZED: Readonly<Partial<Record<GgmlTypeName, QuantType>>> = {
 const KEPT_HALF: Readonly<Partial<Record<GgmlTypeName, HalfType>>> = { F16: 'f16', BF16: 'bf16' };
 
 /**
- * One tensor's float32 values: its size checked by arithmetic against the file before anything is read. A linear
- * layer's Q8_0 / Q4_0 / Q4_K / Q6_K blocks are also pushed, repacked, onto `quantized` when it is given (and the
- * embedding's when `tied`: the output projection reads it).
+ * One tensor's float32 values: its size checked by arithmetic against the file before anything is read. When
+ * `quantized` is given, a linear layer's Q8_0 / Q4_0 / Q4_K / Q6_K blocks are pushed onto it, repacked, instead (and
+ * the embedding's when `tied`, as well as its values: the output projection reads the blocks, the lookups the
+ * values); so are F16 / BF16 linear weights onto `halves`, as they are. Undefined for a weight kept only so.
  */
 function readTensor(
   file: ByteSource,
@@ -110,7 +112,7 @@ function readTensor(
   tied: boolean,
   quantized?: NamedQuantizedTensor[],
   halves?: NamedHalfTensor[],
-): NamedTensor {
+): NamedTensor | undefined {
   const type = GGML_TYPES.get(info.type);
   if (type === undefined) {
     const known = OTHER_GGML_TYPES.get(info.type);
@@ -131,13 +133,13 @@ function readTensor(
     );
   }
   const raw = new Uint8Array(file.read(info.offset, info.offset + bytes));
-  const data = type.dequantize(raw, count);
   // GGUF lists dims fastest-varying first; Loom's shapes are row-major, so [in, out] becomes [out, in].
   const shape = [...info.dims].reverse();
   const kept = KEPT_QUANTIZED[type.name];
   const product = isLinearWeight(name) || (tied && name === 'tok_embeddings.weight');
   if (quantized && kept && shape.length === 2 && product) {
     quantized.push(repackGgufBlocks(name, kept, [shape[0], shape[1]], raw));
+    if (isLinearWeight(name)) return undefined;
   }
   const half = KEPT_HALF[type.name];
   if (halves && half && shape.length === 2 && shape[1] % 2 === 0 && isLinearWeight(name)) {
@@ -148,8 +150,9 @@ function readTensor(
       shape: [shape[0], shape[1]],
       packed: new Int32Array(raw.buffer, 0, count / 2),
     });
+    return undefined;
   }
-  return { name, shape, data };
+  return { name, shape, data: type.dequantize(raw, count) };
 }
 
 /**
@@ -204,10 +207,12 @@ export function readGguf(
   const halves: NamedHalfTensor[] | undefined = quantized ? [] : undefined;
   const tensors = validateTensors(
     config,
-    header.tensors.map((info) =>
-      readTensor(file, info, loomName(info.name) ?? info.name, tied, quantized, halves),
-    ),
+    header.tensors.flatMap((info) => {
+      const tensor = readTensor(file, info, loomName(info.name) ?? info.name, tied, quantized, halves);
+      return tensor === undefined ? [] : [tensor];
+    }),
     file.name,
+    compactWeights({ quantized, halves }),
   );
   const kept = {
     ...(quantized && quantized.length > 0 ? { quantized } : {}),
