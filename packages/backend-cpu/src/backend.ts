@@ -64,13 +64,23 @@ export interface CpuBackendOptions {
   readonly wasm?: boolean;
 }
 
+/** Zeros `fill` promised and nobody has used yet: storage is allocated when the tensor is first read or written. */
+class PendingZeros {
+  constructor(
+    readonly dtype: DType,
+    readonly length: number,
+    /** What the storage will take, counted by `liveBytes`. */
+    readonly bytes: number,
+  ) {}
+}
+
 /** The reference backend: every kernel on host typed arrays, eagerly. */
 export class CpuBackend implements Backend {
   readonly name = 'cpu';
   readonly precision: CpuPrecision;
   /** How this backend runs its kernels: its threads and whether WebAssembly is on. */
   readonly kernelSettings: CpuKernelSettings;
-  readonly #store = new Map<DataId, CpuStorage>();
+  readonly #store = new Map<DataId, CpuStorage | PendingZeros>();
   readonly fused: FusedKernels;
 
   constructor(options: CpuBackendOptions = {}) {
@@ -109,7 +119,7 @@ export class CpuBackend implements Backend {
     return cpuThreadsReady(this.kernelSettings);
   }
 
-  /** Storage of `id`; throws if the id belongs to another backend or was released. */
+  /** Storage of `id` (zeros are allocated at their first use); throws if the id belongs to another backend or was released. */
   #get(id: DataId): CpuStorage {
     const s = this.#store.get(id);
     if (!s) {
@@ -119,7 +129,10 @@ export class CpuBackend implements Backend {
           : `cpu backend: got storage of the ${id.backend} backend; move the tensor with toBackend() first`,
       );
     }
-    return s;
+    if (s instanceof CpuStorage) return s;
+    const storage = new CpuStorage(s.dtype, s.length, true, this.precision);
+    this.#store.set(id, storage);
+    return storage;
   }
 
   #values(x: TensorInfo): HostArray {
@@ -168,7 +181,8 @@ export class CpuBackend implements Backend {
   }
 
   release(id: DataId): void {
-    this.#get(id).free();
+    const s = this.#store.get(id);
+    if (!(s instanceof PendingZeros)) this.#get(id).free();
     this.#store.delete(id);
   }
 
@@ -303,9 +317,16 @@ export class CpuBackend implements Backend {
   }
 
   fill(size: number, value: number, dtype: DType): DataId {
-    // Zeros as the heap hands out fresh memory, unwritten: a model built with zeros and then loaded (or whose compact
-    // layers free their f32 weights) touches no page twice, or at all.
-    if (value === 0) return this.#out(dtype, size, () => {}, true);
+    if (value === 0 && Number.isInteger(size) && size >= 0) {
+      // Allocated at first use, as the heap's zeros: the f32 weights of a model's compact layers, freed before they
+      // are loaded, never take memory or address space (a model built from a GGUF file of more than 4 GiB in f32).
+      const id: DataId = Object.freeze({ backend: this.name });
+      this.#store.set(
+        id,
+        new PendingZeros(dtype, size, size * (dtype === 'f32' && this.precision === 'f64' ? 8 : 4)),
+      );
+      return id;
+    }
     return this.#out(dtype, size, (o) => o.values.fill(value));
   }
 

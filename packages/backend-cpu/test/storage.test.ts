@@ -122,6 +122,19 @@ describe('CpuStorage', () => {
     for (const id of [zeros, sevens]) backend.release(id);
   });
 
+  it('allocates zeros from fill(0) at their first use: freed unused, they never took heap', () => {
+    const backend = new CpuBackend({ threads: 1 });
+    const heap = wasmRuntime()?.heap;
+    if (!heap) throw new Error('this engine has no WebAssembly SIMD heap');
+    const [bytes, live] = [heap.memory.buffer.byteLength, backend.liveBytes()];
+    const huge = backend.fill(2 ** 29, 0, 'f32'); // 2 GiB
+    expect(backend.liveBytes() - live).toBe(2 ** 31);
+    backend.release(huge);
+    expect(heap.memory.buffer.byteLength).toBe(bytes);
+    expect(backend.liveBytes()).toBe(live);
+    expect(() => backend.release(huge)).toThrow(/already released/);
+  });
+
   it('keeps its values when other storage makes the heap grow', () => {
     const s = new CpuStorage('f32', 10);
     s.f32.set([1, 2, 3]);

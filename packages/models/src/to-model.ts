@@ -29,14 +29,13 @@ export interface ModelWeights {
  */
 export function transformerFromTensors(weights: ModelWeights, source = 'model'): TransformerLM {
   const tensors = validateTensors(weights.config, weights.tensors, source, compactWeights(weights));
-  // Zeros, not the random initialisation: every weight is overwritten from the file right away (a CPU backend hands
-  // out zeros it has not written, so a weight freed before it is loaded never takes memory).
+  // Zeros, not the random initialisation: every weight is overwritten from the file right away (the CPU backend
+  // allocates zeros at their first use, so a weight freed before it is loaded never takes memory).
   const model = new TransformerLM(weights.config, { init: 'zeros' });
   try {
     useQuantizedWeights(model, weights.quantized ?? [], source);
     useHalfWeights(model, weights.halves ?? [], source);
-    // The compact layers' products read their blocks or halves: their f32 weights are freed before the others are
-    // copied in, never written.
+    // The compact layers' products read their blocks or halves: their f32 weights are freed unused.
     for (const m of model.modules()) if (m instanceof Linear && m.quantized !== undefined) m.releaseWeight();
     model.loadStateDict(new Map(tensors.map((t) => [t.name, t])));
   } catch (error) {
