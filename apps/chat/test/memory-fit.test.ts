@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseModel } from '@loom/models';
+import { expectedTensors, parseModel, serializeGguf } from '@loom/models';
 import { describe, expect, it } from 'vitest';
 import { checkModelFits } from '../src/worker/memory-fit';
 
@@ -33,6 +33,25 @@ describe('checkModelFits', () => {
       `stories260K.bin: the weight tok_embeddings.weight [${vocabSize}, ${dim}] float32 takes ${embedding} bytes (0.0 GiB), ` +
         `more than the adapter's maxBufferSize of ${embedding - 4} bytes (0.0 GiB); use a smaller model, or run on ` +
         'the CPU backend (open the page with ?backend=cpu)',
+    );
+  });
+
+  it("holds a quantized layer to its blocks' sizes, not its float32 form, which no backend allocates", () => {
+    const config = { ...loaded.config, vocabSize: 16, hiddenDim: 256, tiedEmbeddings: false };
+    const tensors = expectedTensors(config).map(({ name, shape }) => ({
+      name,
+      shape,
+      data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(i) / 8),
+    }));
+    const gguf = parseModel(serializeGguf(config, tensors, { weightType: 'Q8_0' }), undefined, 'q8.gguf', {
+      weights: 'quantized',
+    });
+    // w1 [256, 64]: 65536 bytes in float32, 16384 of Q8_0 codes (as words) and 2048 of scales; the rest is smaller.
+    const fits = (tensorBytes: number) => () =>
+      checkModelFits(gguf, 'q8.gguf', 8, { backend: 'webgpu', tensorBytes, tensorLimit: 'the limit' });
+    expect(fits(16384)).not.toThrow();
+    expect(fits(16383)).toThrow(
+      'q8.gguf: the weight layers.0.feed_forward.w1.weight [256, 64] q8_0 codes take 16384 bytes (0.0 GiB), more than the limit',
     );
   });
 

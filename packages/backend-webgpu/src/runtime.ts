@@ -7,6 +7,7 @@ import { GpuCounters, type GpuCounts } from './gpu-counters';
 import { MapMode, STAGING_USAGE, STORAGE_USAGE } from './gpu-flags';
 import { GpuStorage } from './gpu-storage';
 import type { KernelProgram } from './kernel-program';
+import { fillInto } from './kernels/fill';
 import { PipelineCache } from './pipeline-cache';
 import { gridFor } from './workgroup-grid';
 
@@ -99,6 +100,16 @@ export class GpuRuntime {
 
   /** New storage for `size` elements; its contents are undefined until a kernel or upload writes it. */
   alloc(size: number, dtype: DType): GpuStorage {
+    const storage = this.zeros(size, dtype);
+    storage.attach(this.#acquire(storage));
+    return storage;
+  }
+
+  /**
+   * Storage for `size` zeros that takes its buffer, filled, at its first use (in `launch` or `read`): freed unused,
+   * as the f32 weights of a model's quantized layers are, it never takes device memory.
+   */
+  zeros(size: number, dtype: DType): GpuStorage {
     const bytes = size * 4;
     if (bytes > this.limits.maxStorageBufferBindingSize) {
       throw new Error(
@@ -106,10 +117,21 @@ export class GpuRuntime {
           `maxStorageBufferBindingSize of ${this.limits.maxStorageBufferBindingSize} bytes; split it into smaller tensors`,
       );
     }
-    const storage = new GpuStorage(this.pool.acquire(Math.max(4, bytes), STORAGE_USAGE), size, dtype);
+    const storage = new GpuStorage(undefined, size, dtype);
     this.#liveCount++;
     this.#liveBytes += bytes;
     return storage;
+  }
+
+  #acquire(storage: GpuStorage): GPUBuffer {
+    return this.pool.acquire(Math.max(4, storage.bytes), STORAGE_USAGE);
+  }
+
+  /** Gives zeros not yet used their buffer, filled with zeros by a dispatch recorded before whatever uses them. */
+  #attach(storage: GpuStorage): void {
+    if (storage.attached) return;
+    storage.attach(this.#acquire(storage));
+    fillInto(this, storage, 0);
   }
 
   /** Copies host values into new storage; a Float64Array is rounded to float32 first. */
@@ -141,11 +163,12 @@ export class GpuRuntime {
     storage.released = true;
     this.#liveCount--;
     this.#liveBytes -= storage.bytes;
-    this.pool.release(storage.buffer, storage.lastUse, this.batch.completed);
+    if (storage.attached) this.pool.release(storage.buffer, storage.lastUse, this.batch.completed);
   }
 
   /** Records a dispatch; nothing is recorded for zero workgroups. */
   launch(launch: Launch): void {
+    for (const s of [...launch.inputs, ...launch.outputs]) this.#attach(s);
     const { program } = launch;
     const grid =
       typeof launch.workgroups === 'number'
@@ -190,6 +213,7 @@ export class GpuRuntime {
       this.#throwIfFailed();
       return allocHost(dtype, 0);
     }
+    this.#attach(storage);
     const staging = this.pool.acquire(bytes, STAGING_USAGE);
     this.batch.reserve(0);
     this.batch.copy(storage.buffer, staging, bytes);

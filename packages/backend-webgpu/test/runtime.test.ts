@@ -49,6 +49,31 @@ describe.skipIf(!backend)('runtime (lavapipe)', () => {
     expect(b.liveBytes()).toBe(bytes);
   });
 
+  it('gives zeros a buffer, filled, at their first use: freed unused, they never took one', async () => {
+    const n = 1 << 18; // 1 MiB
+    const sevens = full([n], 7, { backend: b });
+    await sevens.data();
+    sevens.dispose(); // back to the pool, holding sevens
+    await b.sync();
+    const [created, pooled, bytes] = [b.stats().buffersCreated, b.stats().pooledBytes, b.liveBytes()];
+    const unused = zeros([n], { backend: b });
+    expect(b.liveBytes()).toBe(bytes + 4 * n);
+    unused.dispose();
+    expect([b.stats().buffersCreated, b.stats().pooledBytes, b.liveBytes()]).toEqual([
+      created,
+      pooled,
+      bytes,
+    ]);
+    // Used, zeros take a pooled buffer (the one of sevens) and are filled first, as an input and as a read.
+    const used = zeros([n], { backend: b });
+    const plus = used.add(1);
+    expect(Array.from(await plus.data()).every((v) => v === 1)).toBe(true);
+    expect(Array.from(await used.data()).every((v) => v === 0)).toBe(true);
+    const read = zeros([n], { backend: b });
+    expect(Array.from(await read.data()).every((v) => v === 0)).toBe(true);
+    for (const t of [used, plus, read]) t.dispose();
+  });
+
   it('does not hand a released buffer to an upload while queued work still reads it', async () => {
     const before = b.stats().submits;
     const x = tensor(new Float32Array(1000).fill(1), [1000], { backend: b });

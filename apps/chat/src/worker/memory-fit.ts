@@ -52,8 +52,9 @@ function largestContext(loaded: LoadedModel, context: number, limits: MemoryLimi
 
 /**
  * Checks by arithmetic, before anything is allocated, that a model runs on a backend with a cache of `context`
- * positions: every weight tensor within the one-tensor limit (its float32 form: building the model allocates it,
- * even for a layer that then keeps only blocks), the weights as held (heldWeightBytes) within the total, and the
+ * positions: every weight tensor within the one-tensor limit (its float32 values, or a layer's blocks where it keeps
+ * only blocks: the backends never allocate the f32 weights such a layer frees unused), the weights as held
+ * (heldWeightBytes) within the total, and the
  * key/value cache (with one prefill's activations) within what the weights leave. Throws saying what is too large, by how
  * much, and what to do: the largest context that fits, or the CPU backend.
  */
@@ -72,11 +73,16 @@ export function checkModelFits(
   }
   const { tensorBytes, totalBytes, backend } = limits;
   const moveToCpu = backend === 'webgpu' ? CPU_ADVICE : '';
+  const blocks = new Map(
+    (loaded.quantized ?? []).filter((q) => isLinearWeight(q.name)).map((q) => [q.name, q]),
+  );
   for (const { name, shape } of expectedTensors(loaded.config)) {
-    const bytes = 4 * sizeOf(shape);
+    const kept = blocks.get(name);
+    // A layer's blocks are two tensors: its scales and its codes.
+    const bytes = kept ? Math.max(kept.scales.byteLength, kept.quants.byteLength) : 4 * sizeOf(shape);
     if (tensorBytes !== undefined && bytes > tensorBytes) {
       throw new Error(
-        `${source}: the weight ${name} [${shape.join(', ')}] float32 takes ${describeBytes(bytes)}, more ` +
+        `${source}: the weight ${name} [${shape.join(', ')}] ${kept ? `${kept.type} codes take` : 'float32 takes'} ${describeBytes(bytes)}, more ` +
           `than ${limits.tensorLimit ?? 'the limit for one tensor'} of ${describeBytes(tensorBytes)}; ` +
           `use a smaller model${moveToCpu}`,
       );

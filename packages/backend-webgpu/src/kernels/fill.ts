@@ -11,7 +11,16 @@ const layouts = {
 
 /** Every element set to `value` (i32 values are truncated toward zero). */
 export function fill(rt: GpuRuntime, size: number, value: number, dtype: DType): GpuStorage {
+  // Zeros take their buffer, filled, at their first use (see GpuRuntime.zeros).
+  if (value === 0) return rt.zeros(size, dtype);
   const out = rt.alloc(size, dtype);
+  fillInto(rt, out, value);
+  return out;
+}
+
+/** Every element of `out` set to `value` (i32 values are truncated toward zero): one dispatch. */
+export function fillInto(rt: GpuRuntime, out: GpuStorage, value: number): void {
+  const { size, dtype } = out;
   const wg = rt.limits.workgroupSize;
   const type = wgslType(dtype);
   const params = layouts[dtype];
@@ -34,5 +43,4 @@ export function fill(rt: GpuRuntime, size: number, value: number, dtype: DType):
     params: params.pack({ count: size, value: stored }),
     workgroups: Math.ceil(size / wg),
   });
-  return out;
 }
