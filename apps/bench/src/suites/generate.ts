@@ -275,6 +275,17 @@ function rateRows(name: string, steps: number, rates: Rates): Row[] {
   return rows;
 }
 
+/**
+ * What loading a `--model` file took, once (the file read, widened or kept as blocks with `--weights`, and the model
+ * built on the backend): seconds, and the process's peak resident memory at its end.
+ */
+function loadRows(name: string, ms: number, peakBytes: number): Row[] {
+  return [
+    { model: name, measure: 'Loom load and build, once (s)', value: ms / 1000 },
+    { model: name, measure: 'process peak memory after the build (GiB)', value: peakBytes / 2 ** 30 },
+  ];
+}
+
 export const generateSuite: Suite = {
   name: 'generate',
   description:
@@ -326,7 +337,9 @@ export const generateSuite: Suite = {
           ];
     const rows: Row[] = [];
     for (const target of targets) {
+      const started = performance.now();
       const model = target.build();
+      const built = { ms: performance.now() - started, peakBytes: process.resourceUsage().maxRSS * 1024 }; // KiB
       const steps = integerFlag(values, 'tokens', 1) ?? Math.min(255, model.config.maxSeqLen - 1);
       if (steps >= model.config.maxSeqLen) {
         throw new UsageError(`--tokens ${steps}: ${target.name} has ${model.config.maxSeqLen} positions`);
@@ -359,6 +372,7 @@ export const generateSuite: Suite = {
         }
       }
       rows.push(...rateRows(target.name, steps, rates));
+      if (modelPath !== undefined) rows.push(...loadRows(target.name, built.ms, built.peakBytes));
       if (backend instanceof WebGPUBackend && model.config.maxSeqLen > WARM_UP_STEPS + COUNTED_STEPS) {
         const counts = await decodeStepCounts(model, backend, chooser, WARM_UP_STEPS, COUNTED_STEPS);
         rows.push(...countRows(target.name, counts, model));
