@@ -7,7 +7,7 @@ import { GpuCounters, type GpuCounts } from './gpu-counters';
 import { MapMode, STAGING_USAGE, STORAGE_USAGE } from './gpu-flags';
 import { GpuStorage } from './gpu-storage';
 import type { KernelProgram } from './kernel-program';
-import { fillInto } from './kernels/fill';
+import { fillLaunch } from './kernels/fill-program';
 import { PipelineCache } from './pipeline-cache';
 import { gridFor } from './workgroup-grid';
 
@@ -131,7 +131,8 @@ export class GpuRuntime {
   #attach(storage: GpuStorage): void {
     if (storage.attached) return;
     storage.attach(this.#acquire(storage));
-    fillInto(this, storage, 0);
+    const zeros = fillLaunch(storage.dtype, storage.size, 0, this.limits.workgroupSize);
+    this.launch({ ...zeros, inputs: [], outputs: [storage] });
   }
 
   /** Copies host values into new storage; a Float64Array is rounded to float32 first. */
