@@ -42,6 +42,15 @@ export function describeFrontEnd(getBackend: () => Backend): void {
       });
     });
 
+    it('copies the host values a tensor is made of: changing the array afterwards changes nothing', async () => {
+      const backend = getBackend();
+      const sources = [Float32Array.of(1, 2), Float64Array.of(1, 2), Int32Array.of(1, 2)];
+      const made = sources.map((values) => tensor(values, [2], { backend }));
+      for (const values of sources) values.fill(9);
+      for (const t of made) expect(Array.from(await t.data())).toEqual([1, 2]);
+      for (const t of made) t.dispose();
+    });
+
     it('names the bad attention option and what it must be', () => {
       const backend = getBackend();
       scope(() => {

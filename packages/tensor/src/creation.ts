@@ -73,10 +73,13 @@ export function tensor(
   return tensorFromStorage(backend, backend.upload(hostValues(flat, dtype)), resolved, dtype);
 }
 
-/** The values as the host array `upload` takes for `dtype`: f32 ones unrounded. */
+/**
+ * The values as the host array `upload` takes for `dtype`, f32 ones unrounded: a typed array of the right kind as it
+ * is (`upload` copies it), anything else converted.
+ */
 function hostValues(flat: ArrayLike<number>, dtype: DType): HostArray {
-  if (dtype === 'i32') return Int32Array.from(flat);
-  return flat instanceof Float32Array ? Float32Array.from(flat) : Float64Array.from(flat);
+  if (dtype === 'i32') return flat instanceof Int32Array ? flat : Int32Array.from(flat);
+  return flat instanceof Float32Array || flat instanceof Float64Array ? flat : Float64Array.from(flat);
 }
 
 /** A tensor of `shape` with every element `value`. */

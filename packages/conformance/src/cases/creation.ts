@@ -18,6 +18,19 @@ export const creationGroups: OpGroup[] = [
         run: (_, backend) => full([1000], 7, { backend, dtype: 'i32' }),
         tol: EXACT,
       },
+      // Zeros a backend allocates at their first use (here, the read).
+      {
+        name: 'fill f32 [3, 65] with 0',
+        inputs: [],
+        run: (_, backend) => full([3, 65], 0, { backend }),
+        tol: EXACT,
+      },
+      {
+        name: 'fill i32 [1000] with 0',
+        inputs: [],
+        run: (_, backend) => full([1000], 0, { backend, dtype: 'i32' }),
+        tol: EXACT,
+      },
     ],
   },
   {
