@@ -42,7 +42,7 @@ import { permuteKernel, sliceKernel, writeSliceKernel } from './movement';
 import { type CpuPrecision, checkPrecision, type FloatArray } from './precision';
 import { argmaxKernel, reduceKernel } from './reduce';
 import { sumRowsInto } from './row-sum';
-import { CpuStorage } from './storage';
+import { CpuStorage, checkStorageLength, storageBytes } from './storage';
 import { cpuThreadsReady } from './threads/shared-pool';
 import { unaryKernel } from './unary';
 import { type CpuKernelSettings, cpuKernelSettings } from './wasm/settings';
@@ -317,14 +317,12 @@ export class CpuBackend implements Backend {
   }
 
   fill(size: number, value: number, dtype: DType): DataId {
-    if (value === 0 && Number.isInteger(size) && size >= 0) {
+    if (value === 0) {
       // Allocated at first use, as the heap's zeros: the f32 weights of a model's compact layers, freed before they
       // are loaded, never take memory or address space (a model built from a GGUF file of more than 4 GiB in f32).
+      checkStorageLength(size);
       const id: DataId = Object.freeze({ backend: this.name });
-      this.#store.set(
-        id,
-        new PendingZeros(dtype, size, size * (dtype === 'f32' && this.precision === 'f64' ? 8 : 4)),
-      );
+      this.#store.set(id, new PendingZeros(dtype, size, storageBytes(dtype, size, this.precision)));
       return id;
     }
     return this.#out(dtype, size, (o) => o.values.fill(value));

@@ -4,6 +4,18 @@ import type { Block } from './wasm/allocator';
 import type { WasmHeap } from './wasm/heap';
 import { wasmRuntime } from './wasm/runtime';
 
+/** Throws unless `length`, a storage's element count, is a non-negative integer. */
+export function checkStorageLength(length: number): void {
+  if (!Number.isInteger(length) || length < 0) {
+    throw new Error(`CpuStorage: expected a non-negative integer length, got ${length}`);
+  }
+}
+
+/** Bytes `length` values of `dtype` take at `precision`: 8 each for f32 values kept in float64, else 4. */
+export function storageBytes(dtype: DType, length: number, precision: CpuPrecision): number {
+  return length * (precision === 'f64' && dtype === 'f32' ? 8 : 4);
+}
+
 /** Where a storage's values live. */
 type Placement =
   | { readonly kind: 'host'; readonly values: HostArray }
@@ -59,15 +71,13 @@ export class CpuStorage {
     zeroed = true,
     precision: CpuPrecision = 'f32',
   ) {
-    if (!Number.isInteger(length) || length < 0) {
-      throw new Error(`CpuStorage: expected a non-negative integer length, got ${length}`);
-    }
-    if (precision === 'f64' && dtype === 'f32') {
+    this.#width = storageBytes(dtype, 1, precision);
+    checkStorageLength(length);
+    if (this.#width === 8) {
+      // f32 values kept in float64: on the host.
       this.#placement = { kind: 'host', values: new Float64Array(length) };
-      this.#width = 8;
       return;
     }
-    this.#width = 4;
     const heap = length > 0 ? wasmRuntime()?.heap : undefined;
     const block = heap?.alloc(length * 4, zeroed);
     if (heap && block) {

@@ -100,7 +100,7 @@ export class GpuRuntime {
 
   /** New storage for `size` elements; its contents are undefined until a kernel or upload writes it. */
   alloc(size: number, dtype: DType): GpuStorage {
-    const storage = this.zeros(size, dtype);
+    const storage = this.#counted(size, dtype);
     storage.attach(this.#acquire(storage));
     return storage;
   }
@@ -110,6 +110,11 @@ export class GpuRuntime {
    * as the f32 weights of a model's quantized layers are, it never takes device memory.
    */
   zeros(size: number, dtype: DType): GpuStorage {
+    return this.#counted(size, dtype);
+  }
+
+  /** Storage for `size` elements, checked against the binding limit and counted live, not yet given a buffer. */
+  #counted(size: number, dtype: DType): GpuStorage {
     const bytes = size * 4;
     if (bytes > this.limits.maxStorageBufferBindingSize) {
       throw new Error(
@@ -169,7 +174,6 @@ export class GpuRuntime {
 
   /** Records a dispatch; nothing is recorded for zero workgroups. */
   launch(launch: Launch): void {
-    for (const s of [...launch.inputs, ...launch.outputs]) this.#attach(s);
     const { program } = launch;
     const grid =
       typeof launch.workgroups === 'number'
@@ -185,6 +189,7 @@ export class GpuRuntime {
         `webgpu: kernel ${program.key} binds ${buffers.length} storage buffers, this device allows ${this.limits.maxStorageBuffersPerShaderStage}`,
       );
     }
+    for (const s of buffers) this.#attach(s);
     this.batch.reserve(launch.params?.byteLength ?? 0);
     const { pipeline, bindGroupLayout } = this.pipelines.get(program);
     const entries: GPUBindGroupEntry[] = buffers.map((s, binding) => ({

@@ -1,8 +1,7 @@
 import { type ByteSource, headOf, memorySource } from './byte-source';
-import { checkFiniteKept } from './compact-weights';
 import type { ModelConfig } from './config';
 import { DETECT_BYTES, detectModelFormat, unknownFormatError } from './detect';
-import { checkFiniteWeights } from './finite';
+import { checkFiniteKept, checkFiniteWeights } from './finite';
 import { readGguf } from './gguf/llama';
 import { type LoadOptions, type NamedQuantizedTensor, weightsModeOf } from './gguf/quantized';
 import { halfLinearTensors, type NamedHalfTensor, storedHalfType } from './half-linears';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkFiniteKept } from '../src/compact-weights';
+import { checkFiniteKept } from '../src/finite';
 import { type ModelConfig, parseModel, serializeGguf, validateTensors } from '../src/index';
 import { errorOf, randomModel, tinyLlama } from './helpers';
 

@@ -2,10 +2,10 @@
 
 import { WebGPUBackend } from '@loom/backend-webgpu';
 import { kvCacheBytes } from '@loom/kvcache';
-import { describeConfig, expectedTensors, transformerFromTensors } from '@loom/models';
-import { headDim } from '@loom/nn';
+import { describeConfig, transformerFromTensors } from '@loom/models';
+import { headDim, parameterCount } from '@loom/nn';
 import { type ChatEvent, type ChatSession, TextGenerator } from '@loom/runtime';
-import { setBackend, sizeOf } from '@loom/tensor';
+import { setBackend } from '@loom/tensor';
 import type { Tokenizer } from '@loom/tokenizer';
 import type { HistoryMessage, ModelFile, PromptMode, Report, Request, WorkerOptions } from '../protocol';
 import type { Settings } from '../settings';
@@ -143,7 +143,7 @@ async function load(picked: readonly ModelFile[], positions: number | undefined)
   context = positions;
   mode = modeFor(tokenizer);
   newConversation();
-  const parameters = expectedTensors(loaded.config).reduce((sum, spec) => sum + sizeOf(spec.shape), 0);
+  const parameters = parameterCount(loaded.config);
   report({
     type: 'loaded',
     model: {
