@@ -1,54 +1,42 @@
-import {
-  isLinearWeight,
-  type LoadedModel,
-  type transformerFromTensors,
-  type WeightsMode,
-} from '@loom/models';
-import { bytesPerElement, QuantizedWeight, type QuantType, type Tensor } from '@loom/tensor';
+import type { transformerFromTensors, WeightsMode } from '@loom/models';
+import { QuantizedWeight, type QuantType } from '@loom/tensor';
 
 /** How a loaded model holds its weights, as `generate`, `chat`, `perplexity` and `serve` report it. */
 export interface HeldWeights {
   /** --weights as given. */
   readonly mode: WeightsMode;
-  /** The model's linear layers, a tied output projection (which reads the embedding) included. */
+  /** The model's linear layers, a tied output projection (which reads the embedding's table) included. */
   readonly layers: number;
   /** Of those, the ones whose products read quantized blocks, by type (none: every layer reads its f32 weight). */
   readonly blocks: Partial<Record<QuantType, number>>;
-  /** Bytes of backend storage the weights take: the parameters kept, and the blocks. */
+  /** Bytes of backend storage the weights take: the parameters kept, and the compact copies (`weightBytes`). */
   readonly bytes: number;
 }
 
 /**
- * What `model`, built from `loaded` with `mode`, reads. A linear layer is known by its `quantized` slot (only
- * `Linear` of `@loom/nn` has one); released parameters (a quantized layer's f32 weight) count no bytes. A tied
- * model's output projection reads the embedding's blocks when `loaded` kept them (a quantized weight that is no
- * linear layer's), beside the f32 embedding the lookups read.
+ * What `model`, built with `mode`, reads. A linear layer is known by its `quantized` slot (an embedding has one too:
+ * its lookups may decode a compact table, which a tied output projection then reads as its product).
  */
 export function heldWeights(
   model: ReturnType<typeof transformerFromTensors>,
-  loaded: Pick<LoadedModel, 'quantized'>,
   mode: WeightsMode,
 ): HeldWeights {
   const blocks: Partial<Record<QuantType, number>> = {};
-  const count = (type: QuantType) => {
-    blocks[type] = (blocks[type] ?? 0) + 1;
+  const count = (weight: unknown) => {
+    if (weight instanceof QuantizedWeight) blocks[weight.type] = (blocks[weight.type] ?? 0) + 1;
   };
-  let layers = model.output === undefined ? 1 : 0;
-  let bytes = 0;
+  const embeddings = new Set<unknown>([model.tokEmbeddings, model.posEmbeddings]);
+  let layers = 0;
   for (const m of model.modules()) {
-    if (!('quantized' in m)) continue;
+    if (!('quantized' in m) || embeddings.has(m)) continue;
     layers++;
-    if (!(m.quantized instanceof QuantizedWeight)) continue;
-    count(m.quantized.type);
-    bytes += m.quantized.bytes;
+    count(m.quantized);
   }
-  for (const tied of (loaded.quantized ?? []).filter((q) => !isLinearWeight(q.name))) {
-    count(tied.type);
-    bytes += tied.scales.byteLength + tied.quants.byteLength;
+  if (model.output === undefined) {
+    layers++;
+    count(model.tokEmbeddings.quantized);
   }
-  const params = new Set<Tensor>(model.namedParameters().map(([, t]) => t)); // a tied weight once
-  for (const t of params) if (!t.isDisposed) bytes += t.size * bytesPerElement(t.dtype);
-  return { mode, layers, blocks, bytes };
+  return { mode, layers, blocks, bytes: model.weightBytes };
 }
 
 /** Bytes in MiB with one decimal, or KiB below 1 MiB. */

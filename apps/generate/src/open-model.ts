@@ -84,6 +84,6 @@ export async function openModel(flags: ModelFlags, env: NodeJS.ProcessEnv): Prom
     model,
     tokenizer,
     limits,
-    weights: heldWeights(model, loaded, flags.weights),
+    weights: heldWeights(model, flags.weights),
   };
 }

@@ -35,6 +35,7 @@ import { ropeKernels } from './fused/rope';
 import { selectiveScanKernels } from './fused/selective-scan';
 import { softmaxKernels } from './fused/softmax';
 import { sumSquaresKernels } from './fused/sum-squares';
+import { weightRowsKernels } from './fused/weight-rows';
 import { writeRowsKernels } from './fused/write-rows';
 import { gatherKernel, scatterAddKernel } from './indexing';
 import { matmulInto } from './matmul';
@@ -107,6 +108,7 @@ export class CpuBackend implements Backend {
       ...selectiveScanKernels(ctx),
       ...adamwKernels(ctx),
       ...writeRowsKernels(ctx),
+      ...weightRowsKernels(ctx),
       ...sumSquaresKernels(ctx),
     };
   }

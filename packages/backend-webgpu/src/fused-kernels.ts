@@ -12,6 +12,7 @@ import { selectiveScanKernels } from './kernels/selective-scan';
 import { softmaxKernels } from './kernels/softmax';
 import { sumSquaresKernels } from './kernels/sum-squares';
 import { swigluBlockKernels } from './kernels/swiglu-block';
+import { weightRowsKernels } from './kernels/weight-rows';
 import type { GpuRuntime } from './runtime';
 
 /**
@@ -34,5 +35,6 @@ export function fusedKernels(rt: GpuRuntime): Partial<FusedKernels> {
     ...adamwKernels(rt),
     ...linearKernels(rt),
     ...sumSquaresKernels(rt),
+    ...weightRowsKernels(rt),
   };
 }

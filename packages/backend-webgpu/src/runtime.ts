@@ -113,23 +113,27 @@ export class GpuRuntime {
     return this.#counted(size, dtype);
   }
 
-  /** Storage for `size` elements, checked against the binding limit and counted live, not yet given a buffer. */
+  /** Storage for `size` elements, counted live, not yet given a buffer. */
   #counted(size: number, dtype: DType): GpuStorage {
-    const bytes = size * 4;
+    const storage = new GpuStorage(undefined, size, dtype);
+    this.#liveCount++;
+    this.#liveBytes += storage.bytes;
+    return storage;
+  }
+
+  /**
+   * A buffer for `storage`, checked against the binding limit first: zeros freed unused (the f32 weights of a model's
+   * compact layers, the embedding's included) may exceed it, since they never take one.
+   */
+  #acquire(storage: GpuStorage): GPUBuffer {
+    const { size, dtype, bytes } = storage;
     if (bytes > this.limits.maxStorageBufferBindingSize) {
       throw new Error(
         `webgpu: a ${dtype} tensor of ${size} elements needs ${bytes} bytes, more than this device's ` +
           `maxStorageBufferBindingSize of ${this.limits.maxStorageBufferBindingSize} bytes; split it into smaller tensors`,
       );
     }
-    const storage = new GpuStorage(undefined, size, dtype);
-    this.#liveCount++;
-    this.#liveBytes += bytes;
-    return storage;
-  }
-
-  #acquire(storage: GpuStorage): GPUBuffer {
-    return this.pool.acquire(Math.max(4, storage.bytes), STORAGE_USAGE);
+    return this.pool.acquire(Math.max(4, bytes), STORAGE_USAGE);
   }
 
   /** Gives zeros not yet used their buffer, filled with zeros by a dispatch recorded before whatever uses them. */

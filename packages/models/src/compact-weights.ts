@@ -1,5 +1,4 @@
 import type { NamedQuantizedTensor } from './gguf/quantized';
-import { isLinearWeight } from './gguf/quantized';
 import type { NamedHalfTensor } from './half-linears';
 import type { TensorSpec } from './validate';
 
@@ -9,12 +8,9 @@ export interface KeptWeights {
   readonly halves?: readonly NamedHalfTensor[];
 }
 
-/**
- * The names and shapes of the linear weights held in a compact form (see validateTensors' `compact`). A tied
- * embedding's blocks are not among them: the lookups read its float32 values, which are kept too.
- */
+/** The names and shapes of the weights held in a compact form, without float32 values (see validateTensors' `compact`). */
 export function compactWeights({ quantized = [], halves = [] }: KeptWeights): TensorSpec[] {
-  return [...quantized.filter((q) => isLinearWeight(q.name)), ...halves].map(({ name, shape }) => ({
+  return [...quantized, ...halves].map(({ name, shape }) => ({
     name,
     shape: [...shape],
   }));

@@ -1,11 +1,11 @@
 import type { Module } from '@loom/nn';
 import { type HalfType, HalfWeight, packHalves, tensor } from '@loom/tensor';
-import { isLinearWeight } from './gguf/quantized';
-import { linearsByWeightName } from './quantize-model';
+import { isCompactWeight, isLinearWeight } from './gguf/quantized';
+import { compactLayer, compactLayersByWeightName } from './quantize-model';
 import type { SafetensorsDType } from './safetensors/dtype';
 import type { NamedTensor } from './tensor';
 
-/** A linear layer's weight [out, in] kept at 16 bits, laid out as HalfWeight expects. */
+/** A linear layer's weight or an embedding [out, in] kept at 16 bits, laid out as HalfWeight expects. */
 export interface NamedHalfTensor {
   readonly name: string;
   readonly type: HalfType;
@@ -27,31 +27,29 @@ export function storedHalfType(dtypes: ReadonlyMap<string, SafetensorsDType>): H
 }
 
 /**
- * The linear-layer weights among `tensors` (Loom names) packed back to `type`: exact, since their float32 values were
- * widened from that type (rows of odd length stay float32 only).
+ * The linear-layer weights and the embedding among `tensors` (Loom names, see isCompactWeight) packed back to `type`:
+ * exact, since their float32 values were widened from that type (rows of odd length stay float32 only).
  */
 export function halfLinearTensors(tensors: readonly NamedTensor[], type: HalfType): NamedHalfTensor[] {
   return tensors.flatMap((t) => {
-    if (!isLinearWeight(t.name) || t.shape.length !== 2 || t.shape[1] % 2 !== 0) return [];
+    if (!isCompactWeight(t.name) || t.shape.length !== 2 || t.shape[1] % 2 !== 0) return [];
     const shape: [number, number] = [t.shape[0], t.shape[1]];
     return [{ name: t.name, type, shape, packed: packHalves(type, t.data) }];
   });
 }
 
 /**
- * Hands each 16-bit weight to the Linear whose weight parameter has its name, uploaded to the model's backend, so
- * its products read half the bytes; `source` names the weights in errors.
+ * Hands each 16-bit weight to the Linear or Embedding whose weight parameter has its name, uploaded to the model's
+ * backend, so its products and lookups read half the bytes; `source` names the weights in errors.
  */
 export function useHalfWeights(model: Module, halves: readonly NamedHalfTensor[], source: string): void {
   if (halves.length === 0) return;
-  const linears = linearsByWeightName(model);
+  const layers = compactLayersByWeightName(model);
   for (const h of halves) {
-    const linear = linears.get(h.name);
-    if (linear === undefined)
-      throw new Error(`${source}: 16-bit tensor ${h.name} is not a linear layer's weight`);
+    const layer = compactLayer(layers, h.name, '16-bit', source);
     const [out, inner] = h.shape;
     const packed = tensor(h.packed, [out, inner / 2], { backend: model.backend, dtype: 'i32' }); // [out, in / 2]
-    linear.useQuantized(new HalfWeight(h.type, packed));
+    layer.useQuantized(new HalfWeight(h.type, packed));
   }
 }
 

@@ -19,6 +19,7 @@ export { type DirectoryLock, LOCK_FILE, type LockHolder, type LockOptions, lockD
 export { readRegularFile } from './file-source';
 export { readLlama2cFile, readSafetensorsFile, writeLlama2cFile, writeSafetensorsFile } from './files';
 export {
+  isCompactWeight,
   isLinearWeight,
   type LoadOptions,
   type NamedQuantizedTensor,

@@ -1,22 +1,48 @@
-import { Linear, type Module, TransformerLM } from '@loom/nn';
+import { Embedding, Linear, type Module } from '@loom/nn';
 import { QUANT_BLOCK, QuantizedWeight, type QuantType, quantFormat, tensor } from '@loom/tensor';
 import { type QuantizedType, quantize } from './gguf/quantize';
 import { type NamedQuantizedTensor, repackGgufBlocks } from './gguf/quantized';
 
-/** Every Linear of `model` by the name of its weight parameter (`layers.0.attention.wq.weight`). */
-export function linearsByWeightName(model: Module): Map<string, Linear> {
+/** A layer a compact weight may serve: a Linear's products, an Embedding's lookups (and a tied output projection). */
+export type CompactLayer = Linear | Embedding;
+
+/** Every Linear and Embedding of `model` by the name of its weight parameter (`layers.0.attention.wq.weight`). */
+export function compactLayersByWeightName(model: Module): Map<string, CompactLayer> {
   const names = new Map(model.namedParameters().map(([name, t]) => [t, name]));
-  const linears = new Map<string, Linear>();
+  const layers = new Map<string, CompactLayer>();
   for (const m of model.modules()) {
-    const name = m instanceof Linear ? names.get(m.weight) : undefined;
-    if (m instanceof Linear && name !== undefined) linears.set(name, m);
+    if (!(m instanceof Linear || m instanceof Embedding)) continue;
+    const name = names.get(m.weight);
+    if (name !== undefined) layers.set(name, m);
   }
+  return layers;
+}
+
+/** Every Linear of `model` by the name of its weight parameter. */
+export function linearsByWeightName(model: Module): Map<string, Linear> {
+  const linears = new Map<string, Linear>();
+  for (const [name, layer] of compactLayersByWeightName(model))
+    if (layer instanceof Linear) linears.set(name, layer);
   return linears;
 }
 
+/** The layer of `layers` whose weight is named `name`; throws, naming the compact tensor (`kind`) and `source`, if none. */
+export function compactLayer(
+  layers: ReadonlyMap<string, CompactLayer>,
+  name: string,
+  kind: string,
+  source: string,
+): CompactLayer {
+  const layer = layers.get(name);
+  if (layer === undefined) {
+    throw new Error(`${source}: ${kind} tensor ${name} is not the weight of a linear layer or an embedding`);
+  }
+  return layer;
+}
+
 /**
- * Hands each quantized weight to the Linear whose weight parameter has its name (a tied embedding's to the model's
- * output projection), uploaded to the model's backend; `source` names the weights in errors.
+ * Hands each quantized weight to the Linear or Embedding whose weight parameter has its name, uploaded to the model's
+ * backend; `source` names the weights in errors.
  */
 export function useQuantizedWeights(
   model: Module,
@@ -24,18 +50,13 @@ export function useQuantizedWeights(
   source: string,
 ): void {
   if (quantized.length === 0) return;
-  const linears = linearsByWeightName(model);
+  const layers = compactLayersByWeightName(model);
   for (const q of quantized) {
-    const linear = linears.get(q.name);
-    const tiedOutput = q.name === 'tok_embeddings.weight' && model instanceof TransformerLM;
-    if (linear === undefined && !tiedOutput)
-      throw new Error(`${source}: quantized tensor ${q.name} is not a linear layer's weight`);
+    const layer = compactLayer(layers, q.name, 'quantized', source);
     const [out] = q.shape;
     const scales = tensor(q.scales, [out, q.scales.length / out], { backend: model.backend }); // [out, blocks · perBlock]
     const quants = tensor(q.quants, [out, q.quants.length / out], { backend: model.backend, dtype: 'i32' }); // [out, words]
-    const weight = new QuantizedWeight(q.type, scales, quants);
-    if (linear) linear.useQuantized(weight);
-    else if (model instanceof TransformerLM) model.useQuantizedTiedOutput(weight); // the tied embedding's blocks
+    layer.useQuantized(new QuantizedWeight(q.type, scales, quants));
   }
 }
 

@@ -1,4 +1,4 @@
-import { Linear, TransformerLM } from '@loom/nn';
+import { Embedding, Linear, TransformerLM } from '@loom/nn';
 import { compactWeights } from './compact-weights';
 import type { ModelConfig } from './config';
 import type { NamedQuantizedTensor } from './gguf/quantized';
@@ -12,18 +12,18 @@ export interface ModelWeights {
   readonly config: ModelConfig;
   readonly tensors: readonly NamedTensor[];
   /**
-   * Linear-layer weights to keep quantized (a GGUF file loaded with `weights: 'quantized'`), which `tensors` need not
-   * hold: the model holds only the blocks.
+   * Linear-layer and embedding weights to keep quantized (a GGUF file loaded with `weights: 'quantized'`), which
+   * `tensors` need not hold: the model holds only the blocks.
    */
   readonly quantized?: readonly NamedQuantizedTensor[];
-  /** Linear-layer weights to keep at 16 bits (a BF16 / F16 checkpoint loaded with `weights: 'quantized'`). */
+  /** Linear-layer and embedding weights to keep at 16 bits (a BF16 / F16 checkpoint loaded with `weights: 'quantized'`). */
   readonly halves?: readonly NamedHalfTensor[];
 }
 
 /**
  * Builds a `TransformerLM` on the current backend (`setBackend`) and copies the weights into it. The tensors are
  * validated against the config first, so a missing, extra or misshapen tensor is reported by name (`source` names
- * the weights in errors). Linear layers named in `quantized` read those blocks in their products and keep no f32
+ * the weights in errors). Layers named in `quantized` or `halves` read those blocks in their products and lookups and keep no f32
  * weight (their parameters are left disposed: such a model is for inference, not training or saving). The model is
  * switched to evaluation mode; dispose it when done.
  */
@@ -35,8 +35,10 @@ export function transformerFromTensors(weights: ModelWeights, source = 'model'):
   try {
     useQuantizedWeights(model, weights.quantized ?? [], source);
     useHalfWeights(model, weights.halves ?? [], source);
-    // The compact layers' products read their blocks or halves: their f32 weights are freed unused.
-    for (const m of model.modules()) if (m instanceof Linear && m.quantized !== undefined) m.releaseWeight();
+    // The compact layers' products and lookups read their blocks or halves: their f32 weights are freed unused.
+    for (const m of model.modules()) {
+      if ((m instanceof Linear || m instanceof Embedding) && m.quantized !== undefined) m.releaseWeight();
+    }
     model.loadStateDict(new Map(tensors.map((t) => [t.name, t])));
   } catch (error) {
     model.dispose();

@@ -28,7 +28,7 @@ describe('weights kept only as blocks or halves', () => {
     w2.data[70] = 0.5;
     const fine = serializeGguf(wide, tensors, { weightType: 'F16' });
     const loaded = parseModel(fine, undefined, 'fine.gguf', { weights: 'quantized' });
-    expect(loaded.halves?.length).toBe(2 * 7);
+    expect(loaded.halves?.length).toBe(2 * 7 + 1); // the tied embedding too
     expect(loaded.tensors.some((t) => t.name === 'layers.1.feed_forward.w2.weight')).toBe(false);
   });
 

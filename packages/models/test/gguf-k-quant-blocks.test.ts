@@ -26,6 +26,9 @@ const wide: ModelConfig = {
   tiedEmbeddings: false,
 };
 
+/** GGUF's name of each type, for the in-process quantizer. */
+const GGUF_NAMES = { q8_0: 'Q8_0', q4_0: 'Q4_0', q4_k: 'Q4_K', q6_k: 'Q6_K' } as const;
+
 const backend = new CpuBackend();
 beforeAll(() => setBackend(backend));
 
@@ -63,16 +66,17 @@ for (const layout of LAYOUTS) {
     const loaded = parseModel(bytes, undefined, 'k-quant.gguf', { weights: 'quantized' });
     const widenedModel = parseModel(bytes, undefined, 'k-quant.gguf'); // every weight widened to float32
 
-    it('keeps every linear weight as blocks equal to the in-process quantization of the same weights', async () => {
+    it('keeps every linear weight and the embedding as blocks equal to the in-process quantization of the same weights', async () => {
       const kept = loaded.quantized ?? [];
-      expect(kept.length).toBe(2 * 7 + 1); // seven products per layer, and the output projection (or tied embedding)
+      // Seven products per layer, the embedding, and the output projection when untied.
+      expect(kept.length).toBe(2 * 7 + (layout.config.tiedEmbeddings ? 1 : 2));
       const model = transformerFromTensors({ config: layout.config, tensors }, 'random');
       for (const type of new Set(kept.map((q) => layout.typeOf(q.name)))) {
         const inProcess = new Map((await quantizedLinearWeights(model, type)).map((q) => [q.name, q]));
         const embedding = tensors.find((t) => t.name === 'tok_embeddings.weight');
-        if (embedding && layout.config.tiedEmbeddings) {
+        if (embedding) {
           const shape: [number, number] = [layout.config.vocabSize, layout.config.dim];
-          const blocks = quantize(embedding.data, type === 'q6_k' ? 'Q6_K' : 'Q4_0');
+          const blocks = quantize(embedding.data, GGUF_NAMES[type]);
           inProcess.set(embedding.name, repackGgufBlocks(embedding.name, type, shape, blocks));
         }
         for (const q of kept.filter((k) => layout.typeOf(k.name) === type)) {

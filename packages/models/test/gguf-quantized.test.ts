@@ -5,7 +5,7 @@ import { Linear, type TransformerLM } from '@loom/nn';
 import { dequantize, setBackend, tensor } from '@loom/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  isLinearWeight,
+  isCompactWeight,
   type LoadedModel,
   loadModelFile,
   repackGgufBlocks,
@@ -55,34 +55,38 @@ function argmaxOf(values: Float32Array): number {
 
 describe('GGUF weights kept quantized', () => {
   it.each([
-    ['rand15M-Q8_0.gguf', { q8_0: 43 }],
-    ['rand15M-Q4_0.gguf', { q4_0: 42, q8_0: 1 }],
-  ])('%s keeps every linear weight of its own type, and nothing by default', (file, counts) => {
-    if (file.includes('Q8_0')) expect(load(file, 'f32').quantized).toBeUndefined();
-    const loaded = load(file, 'quantized');
-    const kept = loaded.quantized ?? [];
-    const byType: Record<string, number> = {};
-    for (const q of kept) byType[q.type] = (byType[q.type] ?? 0) + 1;
-    expect(byType).toEqual(counts);
-    expect(kept.every((q) => isLinearWeight(q.name))).toBe(true);
-    // Kept as blocks only: no float32 form of them is widened; the embedding and the norms are.
-    const names = new Set(kept.map((q) => q.name));
-    expect(loaded.tensors.filter((t) => names.has(t.name))).toEqual([]);
-    expect(loaded.tensors.map((t) => t.name)).toContain('tok_embeddings.weight');
-    // The blocks decode to exactly the widened float32 weights.
-    const wq = kept.find((q) => q.name === 'layers.0.attention.wq.weight');
-    const widened = load(file, 'f32').tensors.find((t) => t.name === 'layers.0.attention.wq.weight');
-    if (!wq || !widened) throw new Error('layer 0 wq is missing');
-    const decoded = dequantize(
-      wq.type,
-      tensor(wq.scales, [288, 9]),
-      tensor(wq.quants, [288, wq.quants.length / 288], { dtype: 'i32' }),
-    );
-    return decoded.data().then((values) => {
-      expect(Array.from(values)).toEqual(Array.from(widened.data));
-      decoded.dispose();
-    });
-  });
+    ['rand15M-Q8_0.gguf', { q8_0: 44 }],
+    ['rand15M-Q4_0.gguf', { q4_0: 43, q8_0: 1 }],
+  ])(
+    '%s keeps every linear weight and the embedding of its own type, and nothing by default',
+    (file, counts) => {
+      if (file.includes('Q8_0')) expect(load(file, 'f32').quantized).toBeUndefined();
+      const loaded = load(file, 'quantized');
+      const kept = loaded.quantized ?? [];
+      const byType: Record<string, number> = {};
+      for (const q of kept) byType[q.type] = (byType[q.type] ?? 0) + 1;
+      expect(byType).toEqual(counts);
+      expect(kept.every((q) => isCompactWeight(q.name))).toBe(true);
+      expect(kept.map((q) => q.name)).toContain('tok_embeddings.weight');
+      // Kept as blocks only: no float32 form of them is widened; the norms are.
+      const names = new Set(kept.map((q) => q.name));
+      expect(loaded.tensors.filter((t) => names.has(t.name))).toEqual([]);
+      expect(loaded.tensors.map((t) => t.name)).toContain('norm.weight');
+      // The blocks decode to exactly the widened float32 weights.
+      const wq = kept.find((q) => q.name === 'layers.0.attention.wq.weight');
+      const widened = load(file, 'f32').tensors.find((t) => t.name === 'layers.0.attention.wq.weight');
+      if (!wq || !widened) throw new Error('layer 0 wq is missing');
+      const decoded = dequantize(
+        wq.type,
+        tensor(wq.scales, [288, 9]),
+        tensor(wq.quants, [288, wq.quants.length / 288], { dtype: 'i32' }),
+      );
+      return decoded.data().then((values) => {
+        expect(Array.from(values)).toEqual(Array.from(widened.data));
+        decoded.dispose();
+      });
+    },
+  );
 
   it.each([
     ['rand15M-Q8_0.gguf', 0.02],

@@ -34,19 +34,21 @@ describe('16-bit checkpoints loaded with weights: quantized', () => {
     ['BF16', 'bf16'],
     ['F16', 'f16'],
   ] as const) {
-    it(`${dtype}: every linear layer reads its ${type} weight, and the logits equal the widened model's`, async () => {
+    it(`${dtype}: every linear layer and the embedding read their ${type} weights, and the logits equal the widened model's`, async () => {
       const dir = halfDirectory(dtype);
       const widened = loadModelFile(dir);
       const kept = loadModelFile(dir, { weights: 'quantized' });
       expect(widened.halves).toBeUndefined();
       const linearCount = 1 + 7 * tinyLlama.numLayers; // output, and wq wk wv wo w1 w2 w3 per layer
-      expect(kept.halves?.length).toBe(linearCount);
+      expect(kept.halves?.length).toBe(linearCount + 1); // and the embedding
       expect(kept.halves?.every((h) => h.type === type)).toBe(true);
       const reference = transformerFromTensors(widened);
       const model = transformerFromTensors(kept);
       const linears = [...model.modules()].filter((m) => m instanceof Linear);
       expect(linears.length).toBe(linearCount);
       for (const m of linears) expect(m.quantized).toBeInstanceOf(HalfWeight);
+      expect(model.tokEmbeddings.quantized).toBeInstanceOf(HalfWeight);
+      expect(model.tokEmbeddings.weight.isDisposed).toBe(true);
       const want = await reference.forward(ids).data();
       const got = await model.forward(ids).data();
       const worst = Math.max(...got.map((v, i) => Math.abs(v - want[i])));
@@ -60,20 +62,20 @@ describe('16-bit checkpoints loaded with weights: quantized', () => {
     ['F16', 'f16'],
     ['BF16', 'bf16'],
   ] as const) {
-    it(`a ${weightType} GGUF file: its linear weights are kept as the file's bytes, and the logits equal the widened model's`, async () => {
+    it(`a ${weightType} GGUF file: its linear weights and embedding are kept as the file's bytes, and the logits equal the widened model's`, async () => {
       const config = { ...tinyLlama, tiedEmbeddings: false };
       const path = join(tempDir(), `model-${type}.gguf`);
       writeFileSync(path, serializeGguf(config, randomModel(config, 13), { weightType }));
       const widened = loadModelFile(path);
       const kept = loadModelFile(path, { weights: 'quantized' });
       expect(widened.halves).toBeUndefined();
-      expect(kept.halves?.length).toBe(1 + 7 * config.numLayers);
+      expect(kept.halves?.length).toBe(2 + 7 * config.numLayers); // the output, the products and the embedding
       expect(kept.halves?.every((h) => h.type === type)).toBe(true);
       const start = backend.liveBytes();
       const reference = transformerFromTensors(widened);
       const f32Bytes = backend.liveBytes() - start;
       const model = transformerFromTensors(kept);
-      // The linear weights are held at 2 bytes a value instead of 4; embeddings and norms stay f32.
+      // The linear weights and the embedding are held at 2 bytes a value instead of 4; the norms stay f32.
       const linearValues = (kept.halves ?? []).reduce((sum, h) => sum + h.shape[0] * h.shape[1], 0);
       expect(backend.liveBytes() - start - f32Bytes).toBe(f32Bytes - 2 * linearValues);
       const want = await reference.forward(ids).data();

@@ -7,13 +7,13 @@ import { loadModelFile, tensorsFromTransformer, transformerFromTensors } from '.
 import { dataDir } from './helpers';
 
 describe('a model loaded with weights: quantized', () => {
-  it('holds the blocks of its quantized matrices and no f32 copy of them', async () => {
+  it('holds the blocks of its quantized matrices and embedding and no f32 copy of them', async () => {
     const backend = new CpuBackend({ threads: 1 });
     setBackend(backend);
     const file = join(dataDir, 'gguf', 'rand15M-Q8_0.gguf');
     const loaded = loadModelFile(file, { weights: 'quantized' });
     const kept = loaded.quantized ?? [];
-    expect(kept.length).toBe(43);
+    expect(kept.length).toBe(44); // 6 layers of 7 products, the output projection and the embedding
     const start = backend.liveBytes();
     const f32 = transformerFromTensors(loadModelFile(file), file);
     const f32Bytes = backend.liveBytes() - start;
@@ -30,13 +30,15 @@ describe('a model loaded with weights: quantized', () => {
     );
     const linears = [...quantized.modules()].filter((m) => m instanceof Linear);
     expect(linears.every((m) => m.quantized !== undefined && m.weight.isDisposed)).toBe(true);
+    expect(quantized.tokEmbeddings.quantized).toBeDefined();
+    expect(quantized.tokEmbeddings.weight.isDisposed).toBe(true);
     // It still runs; what would read the released weights says why it cannot.
     const ids = tensor([1, 2, 3], [1, 3], { dtype: 'i32' });
     const logits = quantized.forward(ids); // [1, 3, vocab]
     expect(logits.shape).toEqual([1, 3, loaded.config.vocabSize]);
     expect((await logits.data()).every(Number.isFinite)).toBe(true);
     await expect(tensorsFromTransformer(quantized)).rejects.toThrow(
-      /parameter layers\.0\.\S+ holds no float32 values: its layer reads quantized blocks only .* load it with weights: 'f32' to save it/,
+      /parameter tok_embeddings\.weight holds no float32 values: its layer reads quantized blocks only .* load it with weights: 'f32' to save it/,
     );
     for (const t of [ids, logits]) t.dispose();
     f32.dispose();

@@ -1,13 +1,4 @@
-import {
-  arange,
-  matmul,
-  type QuantizedWeight,
-  quantizedMatmul,
-  scope,
-  showShape,
-  softmaxCrossEntropy,
-  type Tensor,
-} from '@loom/tensor';
+import { arange, scope, showShape, softmaxCrossEntropy, type Tensor, weightMatmul } from '@loom/tensor';
 import { type ModelOptions, type TransformerConfig, validateConfig } from './config';
 import { SeedSequence } from './init';
 import type { ForwardContext } from './kv-store';
@@ -36,8 +27,6 @@ export class TransformerLM extends Module {
   readonly norm: RMSNorm | LayerNorm;
   readonly output: Linear | undefined;
   readonly #dropout: Dropout;
-  /** A quantized copy of the tied embedding [vocab, dim] the output projection reads when set; owned (see `useQuantizedTiedOutput`). */
-  #tiedOutput: QuantizedWeight | undefined = undefined;
 
   constructor(
     readonly config: TransformerConfig,
@@ -134,53 +123,37 @@ export class TransformerLM extends Module {
     });
   }
 
-  /** Output scores for hidden states [..., dim] -> [..., vocab]. */
-  project(h: Tensor): Tensor {
-    if (this.output) return this.output.forward(h);
-    if (this.#tiedOutput) return quantizedMatmul(h, this.#tiedOutput);
-    return matmul(h, this.tokEmbeddings.weight, { transB: true });
-  }
-
   /**
-   * Makes the tied output projection read `w`, a quantized form of the embedding [vocab, dim] (the lookups keep the f32
-   * embedding); the model takes ownership and frees it on dispose. Gradients then reach the hidden states only.
+   * Output scores for hidden states [..., dim] -> [..., vocab]: the output layer, or the embedding's table when tied
+   * (its compact copy where it has one, so a quantized checkpoint's tied projection reads the blocks).
    */
-  useQuantizedTiedOutput(w: QuantizedWeight): void {
-    const [vocab, dim] = w.shape;
-    if (this.output || vocab !== this.config.vocabSize || dim !== this.config.dim) {
-      throw new Error(
-        `TransformerLM.useQuantizedTiedOutput: expected a tied model and a weight [${this.config.vocabSize}, ${this.config.dim}], got ${this.output ? 'an untied model' : `[${vocab}, ${dim}]`}`,
-      );
-    }
-    this.#tiedOutput?.dispose();
-    this.#tiedOutput = w;
+  project(h: Tensor): Tensor {
+    return this.output ? this.output.forward(h) : weightMatmul(h, this.tokEmbeddings.table);
   }
 
   /**
-   * Bytes of the weights this model holds: its parameters that are not disposed (a layer whose product reads a compact
-   * copy may have freed its f32 weight) and the compact copies (quantized, 16-bit) its products read.
+   * Bytes of the weights this model holds: its parameters that are not disposed (a layer that reads a compact copy
+   * may have freed its f32 weight) and the compact copies (quantized, 16-bit) its products and lookups read.
    */
   get weightBytes(): number {
-    let bytes = this.#tiedOutput?.bytes ?? 0;
+    let bytes = 0;
     for (const p of this.parameters()) if (!p.isDisposed) bytes += p.bytes;
-    for (const m of this.modules()) if (m instanceof Linear) bytes += m.quantized?.bytes ?? 0;
+    for (const m of this.modules()) {
+      if (m instanceof Linear || m instanceof Embedding) bytes += m.quantized?.bytes ?? 0;
+    }
     return bytes;
   }
 
   /**
-   * Bytes of the weights one decode step reads: `weightBytes` less the embedding rows the lookup skips (all but the
-   * token's), unless the output projection reads the f32 table whole (tied, without a quantized copy).
+   * Bytes of the weights one decode step reads: `weightBytes` with the embedding's table (its compact copy where it has
+   * one, which then serves in place of the f32 weight) counted whole when it is also the output projection (tied),
+   * else for the one row the lookup reads.
    */
   get stepWeightBytes(): number {
-    const table = this.tokEmbeddings.weight;
-    if (this.output === undefined && this.#tiedOutput === undefined) return this.weightBytes;
-    return this.weightBytes - table.bytes + table.bytes / this.config.vocabSize;
-  }
-
-  override dispose(): void {
-    this.#tiedOutput?.dispose();
-    this.#tiedOutput = undefined;
-    super.dispose();
+    const { weight, quantized } = this.tokEmbeddings;
+    const table = quantized?.bytes ?? weight.bytes;
+    const held = (weight.isDisposed ? 0 : weight.bytes) + (quantized?.bytes ?? 0);
+    return this.weightBytes - held + (this.output === undefined ? table : table / this.config.vocabSize);
   }
 
   /** tokens i32 [B, T] -> logits [B, T, vocab]. */

@@ -13,7 +13,7 @@ function q8Zeros(out: number, inner: number): QuantizedWeight {
   return new QuantizedWeight('q8_0', scales, quants);
 }
 
-function tinyLlama(): TransformerLM {
+function tinyLlama(tiedEmbeddings = true): TransformerLM {
   const config = makeConfig('llama', {
     vocabSize: 64,
     dim: 32,
@@ -21,7 +21,7 @@ function tinyLlama(): TransformerLM {
     numLayers: 2,
     numHeads: 4,
     maxSeqLen: 16,
-    tiedEmbeddings: true,
+    tiedEmbeddings,
   });
   return new TransformerLM(config).eval();
 }
@@ -53,12 +53,26 @@ describe('TransformerLM.weightBytes and stepWeightBytes', () => {
     }
     const tied = q8Zeros(64, 32);
     compact += tied.bytes;
-    model.useQuantizedTiedOutput(tied);
+    model.tokEmbeddings.useQuantized(tied);
     expect(released).toBeGreaterThan(0);
     expect(model.weightBytes).toBe(f32 - released + compact);
     expect(model.weightBytes).toBe(backend.liveBytes() - before);
-    // The output reads the table's blocks now: of the f32 table a step reads the token's row.
+    // The output and the lookups read the table's blocks: a step does not read the f32 table it still holds.
+    expect(model.stepWeightBytes).toBe(model.weightBytes - 4 * 64 * 32);
+    model.tokEmbeddings.releaseWeight();
+    expect(model.weightBytes).toBe(f32 - released - 4 * 64 * 32 + compact);
+    expect(model.weightBytes).toBe(backend.liveBytes() - before);
+    expect(model.stepWeightBytes).toBe(model.weightBytes);
+    model.dispose();
+  });
+
+  it('counts one row of an untied embedding, in the form the lookups read', () => {
+    const model = tinyLlama(false);
     expect(model.stepWeightBytes).toBe(model.weightBytes - 4 * 63 * 32);
+    const table = q8Zeros(64, 32);
+    model.tokEmbeddings.useQuantized(table);
+    model.tokEmbeddings.releaseWeight();
+    expect(model.stepWeightBytes).toBe(model.weightBytes - (table.bytes * 63) / 64);
     model.dispose();
   });
 });

@@ -1,5 +1,5 @@
 import { checkMemoryLimits, describeBytes, MemoryLimitError, type MemoryLimits } from '@loom/kvcache';
-import { expectedTensors, isLinearWeight, type LoadedModel } from '@loom/models';
+import { expectedTensors, type LoadedModel } from '@loom/models';
 import { sizeOf } from '@loom/tensor';
 
 /** The memory a backend offers a model, and where each bound comes from (for the message). */
@@ -15,19 +15,20 @@ export interface BackendLimits extends MemoryLimits {
 const CPU_ADVICE = ', or run on the CPU backend (open the page with ?backend=cpu)';
 
 /**
- * The bytes a model built from `loaded` holds on its backend: every weight's float32 values, except that a linear
- * weight kept quantized (a GGUF file parsed with `weights: 'quantized'`, which `loaded.tensors` then lacks) holds its
- * blocks' scales and codes instead; a tied embedding kept quantized holds its blocks (read by the output projection)
- * beside its f32 values (read by the lookups).
+ * The bytes a model built from `loaded` holds on its backend: every weight's float32 values, except that a weight
+ * kept compact (a file parsed with `weights: 'quantized'`: a linear layer's or the embedding's blocks or 16-bit
+ * halves) holds those instead, whether or not `loaded.tensors` also has its float32 values (the model frees them).
  */
 export function heldWeightBytes(loaded: LoadedModel): number {
   const quantized = loaded.quantized ?? [];
-  const replaced = new Set(quantized.filter((q) => isLinearWeight(q.name)).map((q) => q.name));
+  const halves = loaded.halves ?? [];
+  const replaced = new Set([...quantized, ...halves].map((q) => q.name));
   const blocks = quantized.reduce((sum, q) => sum + q.scales.byteLength + q.quants.byteLength, 0);
+  const packed = halves.reduce((sum, h) => sum + h.packed.byteLength, 0);
   const f32 = loaded.tensors
     .filter((t) => !replaced.has(t.name))
     .reduce((sum, t) => sum + t.data.byteLength, 0);
-  return f32 + blocks;
+  return f32 + blocks + packed;
 }
 
 /** The most positions (at most `context`) whose cache fits within `limits` beside the weights, 0 when none does. */
@@ -73,9 +74,7 @@ export function checkModelFits(
   }
   const { tensorBytes, totalBytes, backend } = limits;
   const moveToCpu = backend === 'webgpu' ? CPU_ADVICE : '';
-  const blocks = new Map(
-    (loaded.quantized ?? []).filter((q) => isLinearWeight(q.name)).map((q) => [q.name, q]),
-  );
+  const blocks = new Map((loaded.quantized ?? []).map((q) => [q.name, q]));
   for (const { name, shape } of expectedTensors(loaded.config)) {
     const kept = blocks.get(name);
     // A layer's blocks are two tensors: its scales and its codes.

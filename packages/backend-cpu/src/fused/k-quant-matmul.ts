@@ -1,4 +1,4 @@
-import { QUANT_BLOCK, quantFormat } from '@loom/tensor';
+import { quantFormat } from '@loom/tensor';
 import type { CpuStorage } from '../storage';
 import { Q4K_BLOCK_BYTES } from '../wasm/q4k-dot-kernel';
 import { Q4K_ROW_TILE } from '../wasm/q4k-rows-kernel';
@@ -6,6 +6,7 @@ import { Q6K_BLOCK_BYTES } from '../wasm/q6k-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 import { type KQuantType, kQuantXForm } from '../wasm/super-block-dot';
 import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
+import { decodeQuantRow } from './decode-blocks';
 import { dequantProductInto } from './dequant-product';
 import { quantizeSuperBlocks } from './quantize-activations';
 
@@ -23,45 +24,6 @@ const SUPER = 256;
 const MACS_PER_MICRO = 4_000;
 
 /**
- * Writes the f64 values of super-block `block` (its codes at byte `base` of `bytes`, its f32 scales from `scale`
- * of `scales`) into `row` at `at`.
- */
-type DecodeBlock = (
-  bytes: Uint8Array,
-  base: number,
-  scales: ArrayLike<number>,
-  scale: number,
-  row: Float64Array,
-  at: number,
-) => void;
-
-/** Q4_K: value 32s + l is d · (s_s & 63) · nibble − dmin · (m_s & 63), the nibble in byte 32(s >> 1) + l of the codes. */
-const decodeQ4K: DecodeBlock = (bytes, base, scales, scale, row, at) => {
-  const [d, dmin] = [scales[scale], scales[scale + 1]];
-  for (let sub = 0; sub < 8; sub++) {
-    const step = d * (bytes[base + sub] & 63);
-    const min = dmin * (bytes[base + 8 + sub] & 63);
-    const nibbles = base + 16 + 32 * (sub >> 1);
-    const shift = 4 * (sub & 1);
-    for (let l = 0; l < QUANT_BLOCK; l++) {
-      row[at + sub * QUANT_BLOCK + l] = step * ((bytes[nibbles + l] >> shift) & 15) - min;
-    }
-  }
-};
-
-/** Q6_K: value v = 128h + 32k + l is d · s_(v / 16) · (q − 32), q's bits from low byte 64h + 32(k & 1) + l and high byte 32h + l. */
-const decodeQ6K: DecodeBlock = (bytes, base, scales, scale, row, at) => {
-  const d = scales[scale];
-  for (let v = 0; v < SUPER; v++) {
-    const [h, k, l] = [v >> 7, (v >> 5) & 3, v & 31];
-    const nibble = (bytes[base + 16 + 64 * h + 32 * (k & 1) + l] >> (4 * (k >> 1))) & 15;
-    const pair = (bytes[base + 144 + 32 * h + l] >> (2 * k)) & 3;
-    const s = (bytes[base + (v >> 4)] << 24) >> 24;
-    row[at + v] = d * s * (nibble + 16 * pair - 32);
-  }
-};
-
-/**
  * Each K-quant type's kernel, bytes of codes per block, order of x in the i16 form, span of x's sums in the i8 form
  * (see kQuantXForm), and portable decoder.
  */
@@ -69,14 +31,12 @@ const KINDS = {
   q4_k: {
     kernel: 'q4k_dot',
     blockBytes: Q4K_BLOCK_BYTES,
-    decode: decodeQ4K,
   },
   q6_k: {
     kernel: 'q6k_dot',
     blockBytes: Q6K_BLOCK_BYTES,
-    decode: decodeQ6K,
   },
-} as const satisfies Record<KQuantType, { kernel: string; blockBytes: number; decode: DecodeBlock }>;
+} as const satisfies Record<KQuantType, { kernel: string; blockBytes: number }>;
 
 /**
  * out [rows, out] = x [rows, in] · Wᵀ for a Q4_K or Q6_K W (scales [out, scalesPerBlock · superBlocks] f32; quants
@@ -136,24 +96,15 @@ function checkSizes(p: KQuantProduct, x: CpuStorage, s: CpuStorage, q: CpuStorag
 function kQuantMatmulJs(
   p: KQuantProduct,
   x: CpuStorage,
-  s: CpuStorage,
-  q: CpuStorage,
+  scales: CpuStorage,
+  quants: CpuStorage,
   out: CpuStorage,
 ): void {
-  const inner = p.superBlocks * SUPER;
-  const { blockBytes, decode } = KINDS[p.type];
-  const perBlock = quantFormat(p.type).scales;
-  const xv = x.f32;
-  const sv = s.f32;
-  const words = q.i32;
+  const words = quants.i32;
   const bytes = new Uint8Array(words.buffer, words.byteOffset, words.length * 4);
-  const ov = out.f32;
-  const row = new Float64Array(inner);
+  const row = new Float64Array(p.superBlocks * SUPER);
   for (let j = 0; j < p.out; j++) {
-    for (let b = 0; b < p.superBlocks; b++) {
-      const block = j * p.superBlocks + b;
-      decode(bytes, block * blockBytes, sv, perBlock * block, row, b * SUPER);
-    }
-    dotRowsInto(xv, row, p.rows, ov, p.out, j);
+    decodeQuantRow(p.type, bytes, scales.f32, j, row.length, row);
+    dotRowsInto(x.f32, row, p.rows, out.f32, p.out, j);
   }
 }

@@ -3,6 +3,7 @@ import type { CpuStorage } from '../storage';
 import { activationForm, quantBlockBytes } from '../wasm/quant-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
+import { decodeQuantRow } from './decode-blocks';
 import { dequantProductInto } from './dequant-product';
 import { kQuantMatmulInto } from './k-quant-matmul';
 import { quantizeActivations } from './quantize-activations';
@@ -83,29 +84,11 @@ function quantizedMatmulJs(
   q: CpuStorage,
   out: CpuStorage,
 ): void {
-  const inner = p.blocks * QUANT_BLOCK;
-  const xv = x.f32;
-  const sv = s.f32;
   const words = q.i32;
-  const bytes = new Int8Array(words.buffer, words.byteOffset, words.length * 4);
-  const unsigned = new Uint8Array(words.buffer, words.byteOffset, words.length * 4);
-  const ov = out.f32;
-  const row = new Float64Array(inner);
-  const rowBytes = p.blocks * quantBlockBytes(p.type);
+  const bytes = new Uint8Array(words.buffer, words.byteOffset, words.length * 4);
+  const row = new Float64Array(p.blocks * QUANT_BLOCK);
   for (let j = 0; j < p.out; j++) {
-    for (let b = 0; b < p.blocks; b++) {
-      const d = sv[j * p.blocks + b];
-      const base = j * rowBytes + b * quantBlockBytes(p.type);
-      for (let i = 0; i < QUANT_BLOCK; i++) {
-        const code =
-          p.type === 'q8_0'
-            ? bytes[base + i]
-            : i < 16
-              ? (unsigned[base + i] & 15) - 8
-              : (unsigned[base + i - 16] >> 4) - 8;
-        row[b * QUANT_BLOCK + i] = d * code;
-      }
-    }
-    dotRowsInto(xv, row, p.rows, ov, p.out, j);
+    decodeQuantRow(p.type, bytes, s.f32, j, row.length, row);
+    dotRowsInto(x.f32, row, p.rows, out.f32, p.out, j);
   }
 }

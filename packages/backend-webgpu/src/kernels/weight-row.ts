@@ -81,7 +81,7 @@ function stepCode(w: WeightRow, x: RowVector, acc: string): string {
  * builtin unpack2x16float (no shader-f16 needed: the values are exact in f32 and the sums stay f32, as on the
  * CPU); bfloat16 as the top halves of two float32 bit patterns.
  */
-function widen(type: HalfType, word: string): string {
+export function widen(type: HalfType, word: string): string {
   return type === 'f16'
     ? `unpack2x16float(${word})`
     : `vec2<f32>(bitcast<f32>(${word} << 16u), bitcast<f32>(${word} & 0xffff0000u))`;

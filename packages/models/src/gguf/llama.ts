@@ -10,7 +10,7 @@ import { GGML_TYPES, type GgmlTypeName, OTHER_GGML_TYPES } from './ggml-types';
 import { type GgufTensorInfo, readGgufHeader } from './header';
 import { Metadata } from './metadata';
 import {
-  isLinearWeight,
+  isCompactWeight,
   type LoadOptions,
   type NamedQuantizedTensor,
   repackGgufBlocks,
@@ -101,15 +101,14 @@ const KEPT_HALF: Readonly<Partial<Record<GgmlTypeName, HalfType>>> = { F16: 'f16
 
 /**
  * One tensor's float32 values: its size checked by arithmetic against the file before anything is read. When
- * `quantized` is given, a linear layer's Q8_0 / Q4_0 / Q4_K / Q6_K blocks are pushed onto it, repacked, instead (and
- * the embedding's when `tied`, as well as its values: the output projection reads the blocks, the lookups the
- * values); so are F16 / BF16 linear weights onto `halves`, as they are. Undefined for a weight kept only so.
+ * `quantized` is given, the Q8_0 / Q4_0 / Q4_K / Q6_K blocks of a linear layer's weight or of the token embedding are
+ * pushed onto it, repacked, instead; so are F16 / BF16 ones onto `halves`, as they are. Undefined for a weight kept
+ * so (see isCompactWeight).
  */
 function readTensor(
   file: ByteSource,
   info: GgufTensorInfo,
   name: string,
-  tied: boolean,
   quantized?: NamedQuantizedTensor[],
   halves?: NamedHalfTensor[],
 ): NamedTensor | undefined {
@@ -136,13 +135,12 @@ function readTensor(
   // GGUF lists dims fastest-varying first; Loom's shapes are row-major, so [in, out] becomes [out, in].
   const shape = [...info.dims].reverse();
   const kept = KEPT_QUANTIZED[type.name];
-  const product = isLinearWeight(name) || (tied && name === 'tok_embeddings.weight');
-  if (quantized && kept && shape.length === 2 && product) {
+  if (quantized && kept && shape.length === 2 && isCompactWeight(name)) {
     quantized.push(repackGgufBlocks(name, kept, [shape[0], shape[1]], raw));
-    if (isLinearWeight(name)) return undefined;
+    return undefined;
   }
   const half = KEPT_HALF[type.name];
-  if (halves && half && shape.length === 2 && shape[1] % 2 === 0 && isLinearWeight(name)) {
+  if (halves && half && shape.length === 2 && shape[1] % 2 === 0 && isCompactWeight(name)) {
     // The file's bytes as they are: two 16-bit values per little-endian word, rows [out, in].
     halves.push({
       name,
@@ -159,8 +157,8 @@ function readTensor(
  * Reads a GGUF file of a Llama-architecture model: config from its metadata, its SentencePiece (`llama`) or
  * byte-level BPE (`gpt2`) vocabulary (when it has one) as a Loom tokenizer JSON, and its tensors widened to float32 (F32, F16, BF16,
  * Q8_0, Q4_0; each tensor's own type, whatever the file type says). Every size is checked before it is read. With
- * `weights: 'quantized'` the Q8_0 / Q4_0 / Q4_K / Q6_K blocks of the linear layers (and of a tied embedding, for the
- * output projection) are returned too, in `quantized`, and F16 / BF16 linear weights packed as they are, in `halves`.
+ * `weights: 'quantized'` the Q8_0 / Q4_0 / Q4_K / Q6_K blocks of the linear layers and the token embedding are
+ * returned instead, in `quantized`, and F16 / BF16 ones packed as they are, in `halves`.
  */
 export function readGguf(
   file: ByteSource,
@@ -208,7 +206,7 @@ export function readGguf(
   const tensors = validateTensors(
     config,
     header.tensors.flatMap((info) => {
-      const tensor = readTensor(file, info, loomName(info.name) ?? info.name, tied, quantized, halves);
+      const tensor = readTensor(file, info, loomName(info.name) ?? info.name, quantized, halves);
       return tensor === undefined ? [] : [tensor];
     }),
     file.name,

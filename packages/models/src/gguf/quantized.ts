@@ -3,10 +3,11 @@ import { f16ToF32 } from '../half';
 import { Q4_K_BYTES, Q6_K_BYTES, unpackScaleMins } from './k-quants';
 
 /**
- * How a quantized GGUF file's linear-layer weights are held after loading: `'f32'` widens every
- * weight to float32 (the only form training and LoRA use); `'quantized'` also keeps the Q8_0, Q4_0,
- * Q4_K and Q6_K blocks of each linear layer's weight, which `transformerFromTensors` hands to the layer so
- * its products read the blocks directly (`quantizedMatmul`). Other types (floats) are widened either way.
+ * How a quantized GGUF file's linear-layer weights and token embedding are held after loading: `'f32'` widens every
+ * weight to float32 (the only form training and LoRA use); `'quantized'` keeps the Q8_0, Q4_0, Q4_K and Q6_K blocks
+ * of each linear layer's weight and of the embedding instead, which `transformerFromTensors` hands to the layer so
+ * its products read the blocks directly (`quantizedMatmul`) and its lookups decode the rows they pick
+ * (`weightRows`). Other types (floats) are widened either way.
  */
 export type WeightsMode = 'f32' | 'quantized';
 
@@ -43,11 +44,20 @@ const GGUF_BLOCKS: Readonly<Record<QuantType, { readonly bytes: number; readonly
   q6_k: { bytes: Q6_K_BYTES, scalesAt: Q6_K_BYTES - 2 },
 };
 
-/** Loom names of the weights that are products (not embeddings or norms), the ones kept quantized. */
+/** Loom names of the weights that are products (not embeddings or norms). */
 export function isLinearWeight(name: string): boolean {
   return (
     name === 'output.weight' || /^layers\.\d+\.(attention\.w[qkvo]|feed_forward\.w[123])\.weight$/.test(name)
   );
+}
+
+/**
+ * Loom names of the weights a compact form (quantized blocks, 16-bit halves) may hold in place of float32 values: the
+ * products' weights and the token embedding, whose lookups decode the rows they read (and which a tied output
+ * projection reads as a product).
+ */
+export function isCompactWeight(name: string): boolean {
+  return isLinearWeight(name) || name === 'tok_embeddings.weight';
 }
 
 /**

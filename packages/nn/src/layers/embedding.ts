@@ -1,18 +1,73 @@
-import { gather, type Tensor } from '@loom/tensor';
+import type { HalfWeight, ProductWeight, QuantizedWeight, Tensor } from '@loom/tensor';
+import { weightRows } from '@loom/tensor';
 import { normalInit } from '../init';
 import { Module } from '../module';
 
-/** Rows of a [count, dim] table picked by i32 ids. */
+/**
+ * Rows of a [count, dim] table picked by i32 ids. With `quantized` set the lookups decode rows of that compact copy
+ * of the table (a quantized or 16-bit checkpoint's), so the f32 `weight` may be freed (`releaseWeight`).
+ */
 export class Embedding extends Module {
   readonly weight: Tensor;
+  /** A compact copy of `weight` [count, dim] the lookups read when set; this layer owns it (see `useQuantized`). */
+  #quantized: QuantizedWeight | HalfWeight | undefined = undefined;
 
-  constructor(count: number, dim: number, std: number, seed: number) {
+  constructor(
+    readonly count: number,
+    readonly dim: number,
+    std: number,
+    seed: number,
+  ) {
     super();
     this.weight = this.addParam('weight', normalInit([count, dim], std, seed, this.backend));
   }
 
+  /** The compact copy of the table the lookups read, if any. */
+  get quantized(): QuantizedWeight | HalfWeight | undefined {
+    return this.#quantized;
+  }
+
+  /** The table the lookups read (and a tied output projection): the compact copy where there is one, else `weight`. */
+  get table(): ProductWeight {
+    return this.#quantized ?? this.weight;
+  }
+
+  /**
+   * Makes the lookups read `w`, a quantized or 16-bit form of this table (same [count, dim]); the layer takes ownership
+   * and frees it on dispose (or when replaced). The lookups then have no gradient: do not train through them.
+   */
+  useQuantized(w: QuantizedWeight | HalfWeight): void {
+    const [count, dim] = w.shape;
+    if (count !== this.count || dim !== this.dim) {
+      throw new Error(
+        `Embedding.useQuantized: ${w.type} table [${count}, ${dim}] does not match the layer's [${this.count}, ${this.dim}]`,
+      );
+    }
+    this.#quantized?.dispose();
+    this.#quantized = w;
+  }
+
+  /**
+   * Frees the f32 table of a layer whose lookups read its compact copy: the parameter keeps its name and shape but is
+   * disposed, so whatever would read its values (training, saving) fails, naming the disposed tensor.
+   */
+  releaseWeight(): void {
+    if (this.#quantized === undefined) {
+      throw new Error(
+        `Embedding.releaseWeight: the table [${this.count}, ${this.dim}] has no compact copy to read instead; call useQuantized first`,
+      );
+    }
+    this.weight.dispose();
+  }
+
   /** ids [...] -> [..., dim]. */
   forward(ids: Tensor): Tensor {
-    return gather(this.weight, ids);
+    return weightRows(this.table, ids);
+  }
+
+  override dispose(): void {
+    this.#quantized?.dispose();
+    this.#quantized = undefined;
+    super.dispose();
   }
 }

@@ -1,12 +1,10 @@
 import {
-  HalfWeight,
-  halfMatmul,
+  type HalfWeight,
   linear,
-  matmul,
   type ProductWeight,
   type QuantizedWeight,
-  quantizedMatmul,
   type Tensor,
+  weightMatmul,
 } from '@loom/tensor';
 import { constantInit, normalInit } from '../init';
 import { Module } from '../module';
@@ -117,12 +115,7 @@ export class Linear extends Module {
   /** x Wᵀ (+ b): one fused op where the weight is plain f32 and there is a bias (the backend adds it in the product). */
   #product(x: Tensor, packed: QuantizedWeight | HalfWeight | undefined): Tensor {
     if (packed === undefined && this.bias) return linear(x, this.weight, this.bias);
-    const y =
-      packed === undefined
-        ? matmul(x, this.weight, { transB: true })
-        : packed instanceof HalfWeight
-          ? halfMatmul(x, packed)
-          : quantizedMatmul(x, packed);
+    const y = weightMatmul(x, packed ?? this.weight);
     if (!this.bias) return y;
     const biased = y.add(this.bias);
     y.dispose();

@@ -28,6 +28,7 @@ import { sumSquaresIntoOp } from './sum-squares-into';
 import { swigluOp } from './swiglu';
 import { swigluBlockOp } from './swiglu-block';
 import { swigluGradOp } from './swiglu-grad';
+import { weightRowsOp } from './weight-rows';
 import { writeRowsOp } from './write-rows';
 
 // Each op's front-end, exported from the package through this file (index.ts re-exports it
@@ -72,7 +73,9 @@ export type { SwigluFormats, SwigluWeights } from './swiglu-block';
 export { swigluBlock } from './swiglu-block';
 export { swigluGrad } from './swiglu-grad';
 export type { ProductWeight, WeightFormat, WeightInputs } from './weight-product';
-export { isQuantFormat, weightInputs } from './weight-product';
+export { isQuantFormat, weightInputs, weightMatmul } from './weight-product';
+export type { CompactFormat } from './weight-rows';
+export { weightRows } from './weight-rows';
 export { writeRows } from './write-rows';
 
 /** Checks that every entry is an op filed under its own name. */
@@ -114,6 +117,7 @@ export const fusedOps = opTable({
   selectiveScan: selectiveScanOp,
   selectiveScanGrad: selectiveScanGradOp,
   writeRows: writeRowsOp,
+  weightRows: weightRowsOp,
   sumSquaresInto: sumSquaresIntoOp,
 });
 

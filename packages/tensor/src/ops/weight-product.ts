@@ -30,6 +30,13 @@ export function isQuantFormat(format: WeightFormat): format is QuantType {
   return format !== 'f32' && format !== 'f16' && format !== 'bf16';
 }
 
+/** x [..., in] · Wᵀ -> [..., out] for a weight of any format: `matmul`, `halfMatmul` or `quantizedMatmul`. */
+export function weightMatmul(x: Tensor, w: ProductWeight): Tensor {
+  if (w instanceof QuantizedWeight) return quantizedMatmul(x, w);
+  if (w instanceof HalfWeight) return halfMatmul(x, w);
+  return matmul(x, w, { transB: true });
+}
+
 export function weightInputs(w: ProductWeight): WeightInputs {
   if (w instanceof QuantizedWeight) return { data: w.quants, scales: w.scales, format: w.type };
   if (w instanceof HalfWeight) return { data: w.packed, scales: w.packed, format: w.type };
