@@ -55,6 +55,26 @@ describe('checkModelFits', () => {
     );
   });
 
+  it("holds a 16-bit checkpoint's weights, the embedding's included, to their halves", () => {
+    const config = { ...loaded.config, vocabSize: 512, hiddenDim: 256, tiedEmbeddings: false };
+    const tensors = expectedTensors(config).map(({ name, shape }) => ({
+      name,
+      shape,
+      data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.cos(i) / 8),
+    }));
+    const gguf = parseModel(serializeGguf(config, tensors, { weightType: 'F16' }), undefined, 'f16.gguf', {
+      weights: 'quantized',
+    });
+    expect(gguf.halves?.map((h) => h.name)).toContain('tok_embeddings.weight');
+    // The embedding [512, 64] (and the output projection, as large): 131072 bytes in float32, 65536 in f16.
+    const fits = (tensorBytes: number) => () =>
+      checkModelFits(gguf, 'f16.gguf', 8, { backend: 'webgpu', tensorBytes, tensorLimit: 'the limit' });
+    expect(fits(65536)).not.toThrow();
+    expect(fits(65535)).toThrow(
+      'f16.gguf: the weight tok_embeddings.weight [512, 64] f16 values take 65536 bytes (0.0 GiB), more than the limit',
+    );
+  });
+
   it('gives the largest context whose cache fits beside the weights', () => {
     const fits = 200;
     const totalBytes = weights + added(fits) + 1; // one byte short of what 201 positions need, at most

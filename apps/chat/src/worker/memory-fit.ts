@@ -53,8 +53,8 @@ function largestContext(loaded: LoadedModel, context: number, limits: MemoryLimi
 
 /**
  * Checks by arithmetic, before anything is allocated, that a model runs on a backend with a cache of `context`
- * positions: every weight tensor within the one-tensor limit (its float32 values, or a layer's blocks where it keeps
- * only blocks: the backends never allocate the f32 weights such a layer frees unused), the weights as held
+ * positions: every weight tensor within the one-tensor limit (its float32 values, or a layer's blocks or halves where
+ * it keeps only those: the backends never allocate the f32 weights such a layer frees unused), the weights as held
  * (heldWeightBytes) within the total, and the
  * key/value cache (with one prefill's activations) within what the weights leave. Throws saying what is too large, by how
  * much, and what to do: the largest context that fits, or the CPU backend.
@@ -75,13 +75,17 @@ export function checkModelFits(
   const { tensorBytes, totalBytes, backend } = limits;
   const moveToCpu = backend === 'webgpu' ? CPU_ADVICE : '';
   const blocks = new Map((loaded.quantized ?? []).map((q) => [q.name, q]));
+  const halves = new Map((loaded.halves ?? []).map((h) => [h.name, h]));
   for (const { name, shape } of expectedTensors(loaded.config)) {
-    const kept = blocks.get(name);
-    // A layer's blocks are two tensors: its scales and its codes.
-    const bytes = kept ? Math.max(kept.scales.byteLength, kept.quants.byteLength) : 4 * sizeOf(shape);
+    const [kept, half] = [blocks.get(name), halves.get(name)];
+    // A layer's blocks are two tensors: its scales and its codes; its halves one, of 16-bit values.
+    const bytes = kept
+      ? Math.max(kept.scales.byteLength, kept.quants.byteLength)
+      : (half?.packed.byteLength ?? 4 * sizeOf(shape));
+    const form = kept ? `${kept.type} codes take` : half ? `${half.type} values take` : 'float32 takes';
     if (tensorBytes !== undefined && bytes > tensorBytes) {
       throw new Error(
-        `${source}: the weight ${name} [${shape.join(', ')}] ${kept ? `${kept.type} codes take` : 'float32 takes'} ${describeBytes(bytes)}, more ` +
+        `${source}: the weight ${name} [${shape.join(', ')}] ${form} ${describeBytes(bytes)}, more ` +
           `than ${limits.tensorLimit ?? 'the limit for one tensor'} of ${describeBytes(tensorBytes)}; ` +
           `use a smaller model${moveToCpu}`,
       );
