@@ -256,10 +256,10 @@ const mutations = [
   },
   {
     name: 'Q4_K swaps the nibble halves of each chunk (JavaScript)',
-    file: 'packages/backend-cpu/src/fused/k-quant-matmul.ts',
+    file: 'packages/backend-cpu/src/fused/decode-blocks.ts',
     from: 'const shift = 4 * (sub & 1);',
     to: 'const shift = 4 * ((sub + 1) & 1);',
-    groups: ['quantizedMatmul'],
+    groups: ['quantizedMatmul', 'weightRows'],
   },
   {
     name: "Q4_K's decoded panel takes each sub-block's min from its neighbour (WebAssembly, 16 rows or more)",
@@ -285,10 +285,17 @@ const mutations = [
   },
   {
     name: 'Q6_K reads its sub-block scales unsigned (JavaScript)',
-    file: 'packages/backend-cpu/src/fused/k-quant-matmul.ts',
+    file: 'packages/backend-cpu/src/fused/decode-blocks.ts',
     from: 'const s = (bytes[base + (v >> 4)] << 24) >> 24;',
     to: 'const s = bytes[base + (v >> 4)];',
-    groups: ['quantizedMatmul'],
+    groups: ['quantizedMatmul', 'weightRows'],
+  },
+  {
+    name: 'an embedding lookup widens f16 rows as bf16 and bf16 rows as f16',
+    file: 'packages/backend-cpu/src/fused/weight-rows.ts',
+    from: "format === 'bf16' ? bf16ToF32(halves) : f16ToF32(halves)",
+    to: "format === 'bf16' ? f16ToF32(halves) : bf16ToF32(halves)",
+    groups: ['weightRows'],
   },
   {
     name: "GELU's clamped exp has its constant term 1% high (WebAssembly)",
