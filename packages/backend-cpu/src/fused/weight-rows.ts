@@ -1,4 +1,4 @@
-import { bf16ToF32, type FusedKernels, f16ToF32, isQuantFormat, quantizedShape } from '@loom/tensor';
+import { bf16ToF32, type FusedKernels, f16ToF32, isQuantFormat, quantizedShape, sizeOf } from '@loom/tensor';
 import { decodeQuantRow } from './decode-blocks';
 import type { CpuKernelContext } from './kernel-context';
 
@@ -12,15 +12,16 @@ export function weightRowsKernels(ctx: CpuKernelContext): Pick<FusedKernels, 'we
     weightRows: (ids, data, scales, format) => {
       const [rows, width] = data.shape;
       const dim = isQuantFormat(format) ? quantizedShape(format, scales.shape)[1] : 2 * width;
-      const count = ids.shape.reduce((n, d) => n * d, 1);
-      return ctx.out(count * dim, (o) => {
+      return ctx.out(sizeOf(ids.shape) * dim, (o) => {
         // Views taken after the output's allocation, which may move the heap.
         const [out, idValues, words] = [o.f32, ctx.get(ids).i32, ctx.get(data).i32];
         const bytes = new Uint8Array(words.buffer, words.byteOffset, words.length * 4);
+        // A 16-bit table passes its words again as scales, which are not f32: read only a quantized table's.
+        const scaleValues = isQuantFormat(format) ? ctx.get(scales).f32 : undefined;
         idValues.forEach((id, i) => {
           if (id < 0 || id >= rows) out.fill(0, i * dim, (i + 1) * dim);
-          else if (isQuantFormat(format)) {
-            decodeQuantRow(format, bytes, ctx.get(scales).f32, id, dim, out, i * dim);
+          else if (isQuantFormat(format) && scaleValues !== undefined) {
+            decodeQuantRow(format, bytes, scaleValues, id, dim, out, i * dim);
           } else {
             const halves = new Uint16Array(words.buffer, words.byteOffset + 4 * id * width, dim);
             out.set(format === 'bf16' ? bf16ToF32(halves) : f16ToF32(halves), i * dim);
