@@ -52,10 +52,10 @@ describe('Embedding with a compact table', () => {
     const embedding = new Embedding(4, 32, 0.02, 1);
     const wrong = q8Rows(3);
     expect(() => embedding.useQuantized(wrong)).toThrow(
-      /Embedding.useQuantized: q8_0 table \[3, 32\] does not match the layer's \[4, 32\]/,
+      /Embedding.useQuantized: weight \[3, 32\] does not match the layer's \[4, 32\]/,
     );
     expect(() => embedding.releaseWeight()).toThrow(
-      /Embedding.releaseWeight: the table \[4, 32\] has no compact copy to read instead; call useQuantized first/,
+      /Embedding.releaseWeight: the layer \[4, 32\] has no quantized weight to read instead; call useQuantized first/,
     );
     wrong.dispose();
     embedding.dispose();

@@ -2,6 +2,7 @@ import type { HalfWeight, ProductWeight, QuantizedWeight, Tensor } from '@loom/t
 import { weightRows } from '@loom/tensor';
 import { normalInit } from '../init';
 import { Module } from '../module';
+import { CompactCopy } from './compact-copy';
 
 /**
  * Rows of a [count, dim] table picked by i32 ids. With `quantized` set the lookups decode rows of that compact copy
@@ -9,27 +10,23 @@ import { Module } from '../module';
  */
 export class Embedding extends Module {
   readonly weight: Tensor;
-  /** A compact copy of `weight` [count, dim] the lookups read when set; this layer owns it (see `useQuantized`). */
-  #quantized: QuantizedWeight | HalfWeight | undefined = undefined;
+  /** A compact copy of `weight` [count, dim] the lookups read when set (see `useQuantized`). */
+  readonly #compact: CompactCopy;
 
-  constructor(
-    readonly count: number,
-    readonly dim: number,
-    std: number,
-    seed: number,
-  ) {
+  constructor(count: number, dim: number, std: number, seed: number) {
     super();
     this.weight = this.addParam('weight', normalInit([count, dim], std, seed, this.backend));
+    this.#compact = new CompactCopy('Embedding', this.weight);
   }
 
   /** The compact copy of the table the lookups read, if any. */
   get quantized(): QuantizedWeight | HalfWeight | undefined {
-    return this.#quantized;
+    return this.#compact.copy;
   }
 
   /** The table the lookups read (and a tied output projection): the compact copy where there is one, else `weight`. */
   get table(): ProductWeight {
-    return this.#quantized ?? this.weight;
+    return this.#compact.read;
   }
 
   /**
@@ -37,14 +34,7 @@ export class Embedding extends Module {
    * and frees it on dispose (or when replaced). The lookups then have no gradient: do not train through them.
    */
   useQuantized(w: QuantizedWeight | HalfWeight): void {
-    const [count, dim] = w.shape;
-    if (count !== this.count || dim !== this.dim) {
-      throw new Error(
-        `Embedding.useQuantized: ${w.type} table [${count}, ${dim}] does not match the layer's [${this.count}, ${this.dim}]`,
-      );
-    }
-    this.#quantized?.dispose();
-    this.#quantized = w;
+    this.#compact.use(w);
   }
 
   /**
@@ -52,12 +42,7 @@ export class Embedding extends Module {
    * disposed, so whatever would read its values (training, saving) fails, naming the disposed tensor.
    */
   releaseWeight(): void {
-    if (this.#quantized === undefined) {
-      throw new Error(
-        `Embedding.releaseWeight: the table [${this.count}, ${this.dim}] has no compact copy to read instead; call useQuantized first`,
-      );
-    }
-    this.weight.dispose();
+    this.#compact.releaseParam();
   }
 
   /** ids [...] -> [..., dim]. */
@@ -66,8 +51,7 @@ export class Embedding extends Module {
   }
 
   override dispose(): void {
-    this.#quantized?.dispose();
-    this.#quantized = undefined;
+    this.#compact.dispose();
     super.dispose();
   }
 }

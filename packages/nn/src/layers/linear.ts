@@ -8,6 +8,7 @@ import {
 } from '@loom/tensor';
 import { constantInit, normalInit } from '../init';
 import { Module } from '../module';
+import { CompactCopy } from './compact-copy';
 
 export interface LinearOptions {
   readonly bias: boolean;
@@ -34,8 +35,8 @@ export class Linear extends Module {
   adapter: LinearAdapter | undefined = undefined;
   /** Called with every input x [..., in] before the product when set (calibration statistics); x is not its to keep. */
   inputObserver: ((x: Tensor) => void) | undefined = undefined;
-  /** A compact copy of `weight` [out, in] the forward product reads when set; this layer owns it (see `useQuantized`). */
-  #quantized: QuantizedWeight | HalfWeight | undefined = undefined;
+  /** A compact copy of `weight` [out, in] the forward product reads when set (see `useQuantized`). */
+  readonly #compact: CompactCopy;
 
   constructor(
     readonly inFeatures: number,
@@ -50,11 +51,12 @@ export class Linear extends Module {
     this.bias = options.bias
       ? this.addParam('bias', constantInit([outFeatures], 0, this.backend))
       : undefined;
+    this.#compact = new CompactCopy('Linear', this.weight);
   }
 
   /** The compact copy of the weight the product reads, if any. */
   get quantized(): QuantizedWeight | HalfWeight | undefined {
-    return this.#quantized;
+    return this.#compact.copy;
   }
 
   /**
@@ -62,14 +64,7 @@ export class Linear extends Module {
    * takes ownership and frees it on dispose (or when replaced). Gradients then reach x only: do not train through it.
    */
   useQuantized(w: QuantizedWeight | HalfWeight): void {
-    const [out, inner] = w.shape;
-    if (out !== this.outFeatures || inner !== this.inFeatures) {
-      throw new Error(
-        `Linear.useQuantized: weight [${out}, ${inner}] does not match the layer's [${this.outFeatures}, ${this.inFeatures}]`,
-      );
-    }
-    this.#quantized?.dispose();
-    this.#quantized = w;
+    this.#compact.use(w);
   }
 
   /**
@@ -78,17 +73,12 @@ export class Linear extends Module {
    * saving) fails, naming the disposed tensor.
    */
   releaseWeight(): void {
-    if (this.#quantized === undefined) {
-      throw new Error(
-        `Linear.releaseWeight: the layer [${this.outFeatures}, ${this.inFeatures}] has no quantized weight to read instead; call useQuantized first`,
-      );
-    }
-    this.weight.dispose();
+    this.#compact.releaseParam();
   }
 
   /** The weight the product reads: the compact copy where there is one, else the f32 `weight`. */
   get productWeight(): ProductWeight {
-    return this.#quantized ?? this.weight;
+    return this.#compact.read;
   }
 
   /**
@@ -102,8 +92,7 @@ export class Linear extends Module {
   /** x [..., in] -> [..., out]. */
   forward(x: Tensor): Tensor {
     this.inputObserver?.(x);
-    const packed = this.#quantized;
-    const biased = this.#product(x, packed);
+    const biased = this.#product(x);
     if (!this.adapter) return biased;
     const delta = this.adapter.delta(x);
     const out = biased.add(delta);
@@ -113,9 +102,9 @@ export class Linear extends Module {
   }
 
   /** x Wᵀ (+ b): one fused op where the weight is plain f32 and there is a bias (the backend adds it in the product). */
-  #product(x: Tensor, packed: QuantizedWeight | HalfWeight | undefined): Tensor {
-    if (packed === undefined && this.bias) return linear(x, this.weight, this.bias);
-    const y = weightMatmul(x, packed ?? this.weight);
+  #product(x: Tensor): Tensor {
+    if (this.#compact.copy === undefined && this.bias) return linear(x, this.weight, this.bias);
+    const y = weightMatmul(x, this.#compact.read);
     if (!this.bias) return y;
     const biased = y.add(this.bias);
     y.dispose();
@@ -123,8 +112,7 @@ export class Linear extends Module {
   }
 
   override dispose(): void {
-    this.#quantized?.dispose();
-    this.#quantized = undefined;
+    this.#compact.dispose();
     super.dispose();
   }
 }
