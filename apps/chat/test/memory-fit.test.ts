@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expectedTensors, parseModel, serializeGguf } from '@loom/models';
+import { expectedTensors, type LoadedModel, parseModel, serializeGguf } from '@loom/models';
 import { describe, expect, it } from 'vitest';
 import { checkModelFits } from '../src/worker/memory-fit';
 
@@ -15,6 +15,26 @@ const weights = loaded.tensors.reduce((sum, tensor) => sum + 4 * tensor.shape.re
 /** Bytes a context of `positions` adds, counted by hand: keys and values of every layer, one prefill's values. */
 const added = (positions: number) =>
   4 * (2 * numLayers * positions * kvWidth + positions * (5 * dim + 2 * kvWidth + 3 * hiddenDim) + vocabSize);
+
+/**
+ * A model of stories260K's shape with `vocabSize` tokens, a hidden size of 256 and an untied output, its weights
+ * small waves, written as a GGUF file of `weightType` and parsed with `weights: 'quantized'` (blocks or halves kept).
+ */
+function compactModel(vocabSize: number, weightType: 'Q8_0' | 'F16', source: string): LoadedModel {
+  const config = { ...loaded.config, vocabSize, hiddenDim: 256, tiedEmbeddings: false };
+  const tensors = expectedTensors(config).map(({ name, shape }) => ({
+    name,
+    shape,
+    data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(i) / 8),
+  }));
+  return parseModel(serializeGguf(config, tensors, { weightType }), undefined, source, {
+    weights: 'quantized',
+  });
+}
+
+/** Whether `model` fits a context of 8 on WebGPU with one tensor of at most `tensorBytes` ("the limit"), as a thunk. */
+const fitsUnder = (model: LoadedModel, source: string) => (tensorBytes: number) => () =>
+  checkModelFits(model, source, 8, { backend: 'webgpu', tensorBytes, tensorLimit: 'the limit' });
 
 describe('checkModelFits', () => {
   it('passes a model within the limits', () => {
@@ -37,18 +57,8 @@ describe('checkModelFits', () => {
   });
 
   it("holds a quantized layer to its blocks' sizes, not its float32 form, which no backend allocates", () => {
-    const config = { ...loaded.config, vocabSize: 16, hiddenDim: 256, tiedEmbeddings: false };
-    const tensors = expectedTensors(config).map(({ name, shape }) => ({
-      name,
-      shape,
-      data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(i) / 8),
-    }));
-    const gguf = parseModel(serializeGguf(config, tensors, { weightType: 'Q8_0' }), undefined, 'q8.gguf', {
-      weights: 'quantized',
-    });
     // w1 [256, 64]: 65536 bytes in float32, 16384 of Q8_0 codes (as words) and 2048 of scales; the rest is smaller.
-    const fits = (tensorBytes: number) => () =>
-      checkModelFits(gguf, 'q8.gguf', 8, { backend: 'webgpu', tensorBytes, tensorLimit: 'the limit' });
+    const fits = fitsUnder(compactModel(16, 'Q8_0', 'q8.gguf'), 'q8.gguf');
     expect(fits(16384)).not.toThrow();
     expect(fits(16383)).toThrow(
       'q8.gguf: the weight layers.0.feed_forward.w1.weight [256, 64] q8_0 codes take 16384 bytes (0.0 GiB), more than the limit',
@@ -56,19 +66,10 @@ describe('checkModelFits', () => {
   });
 
   it("holds a 16-bit checkpoint's weights, the embedding's included, to their halves", () => {
-    const config = { ...loaded.config, vocabSize: 512, hiddenDim: 256, tiedEmbeddings: false };
-    const tensors = expectedTensors(config).map(({ name, shape }) => ({
-      name,
-      shape,
-      data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.cos(i) / 8),
-    }));
-    const gguf = parseModel(serializeGguf(config, tensors, { weightType: 'F16' }), undefined, 'f16.gguf', {
-      weights: 'quantized',
-    });
+    const gguf = compactModel(512, 'F16', 'f16.gguf');
     expect(gguf.halves?.map((h) => h.name)).toContain('tok_embeddings.weight');
     // The embedding [512, 64] (and the output projection, as large): 131072 bytes in float32, 65536 in f16.
-    const fits = (tensorBytes: number) => () =>
-      checkModelFits(gguf, 'f16.gguf', 8, { backend: 'webgpu', tensorBytes, tensorLimit: 'the limit' });
+    const fits = fitsUnder(gguf, 'f16.gguf');
     expect(fits(65536)).not.toThrow();
     expect(fits(65535)).toThrow(
       'f16.gguf: the weight tok_embeddings.weight [512, 64] f16 values take 65536 bytes (0.0 GiB), more than the limit',
