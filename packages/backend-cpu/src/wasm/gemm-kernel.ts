@@ -1,5 +1,4 @@
 import {
-  type Expr,
   f32,
   type KernelFeatures,
   type Local,
@@ -55,8 +54,11 @@ export function gemmLayout(config: GemmConfig): GemmLayout {
  * Register tile and cache blocking of the matrix product kernel for the engine's features. With separate multiplies
  * and adds each product needs a scratch register, so 4 x 8 (8 accumulators) is the largest tile that fits x64's 16
  * vector registers; with relaxed SIMD's fused multiply-add 6 x 8 (12 accumulators) fits and ran 15% faster (`pnpm
- * bench matmul`, Node 26, one thread), while 4 x 12 and 3 x 16 ran slower than 4 x 8. Where the compiler would spill
- * it (V8 before 13.6, `wideTiles` false), the tile takes A's values through general registers (`splatOfA`). Blocking:
+ * bench matmul`, Node 26, one thread), while 4 x 12 and 3 x 16 ran slower than 4 x 8. V8 before 13.6 (`wideTiles`
+ * false) loads all of a loop step's vectors before its arithmetic, so a 6 x 8 tile's 6 splats of A spill there, and
+ * takes the 4 x 8 tile. (A 6 x 8 tile whose A values waited in general registers, each moved to a vector and splat
+ * next to its multiply-adds, ran 52-58 GFLOP/s on a Zen 5 but 34-36 on a Zen 4, whose moves from general registers
+ * queue behind the multiply-adds; the 4 x 8 tile with splat loads ran 48-52 there, one thread, Node 20.) Blocking:
  * kc 768 packs a stories110M-shape projection's whole depth at once (each weight row read whole, A packed and C
  * written once per product) and nc 1024 keeps the packed block of B (kc x nc, 3 MiB) to one pass of L3 per block of
  * A. Against kc 256, nc 2048, 110M prefill of 128 tokens on 2 threads (3 alternations): Node 20 280.8-284.9 ->
@@ -65,7 +67,7 @@ export function gemmLayout(config: GemmConfig): GemmLayout {
  * 384, 512 and 1024 and nc 512, 768 and 2048 fell in between.
  */
 export function gemmConfig(features: KernelFeatures): GemmConfig {
-  return features.relaxedMadd ? WIDE_CONFIG : NARROW_CONFIG;
+  return features.relaxedMadd && features.wideTiles ? WIDE_CONFIG : NARROW_CONFIG;
 }
 
 const NARROW_CONFIG: GemmConfig = { mr: 4, nv: 2, kc: 768, mc: 128, nc: 1024 };
@@ -365,19 +367,6 @@ function emitPanel(f: FunctionBuilder, l: PanelLocals, spec: PanelSpec): void {
 }
 
 /**
- * The f32 of packed A at `address + offset` in every lane. V8 before 13.6 (`wideTiles` false) places all of a loop step's
- * vector loads before its arithmetic, and 6 splat loads beside 12 accumulators and B's 2 vectors spill; the same
- * bits loaded as an i32 wait in general registers and are splat one at a time next to their multiply-adds. One
- * thread, Node 20, the training step's products: 4 x 8 tiles 47-53 GFLOP/s, 6 x 8 with splat loads 36-45, 6 x 8 so
- * 52-58 (Node 26's 6 x 8 with splat loads: 54-60).
- */
-function splatOfA(features: KernelFeatures, address: Operand, offset: number): Expr {
-  return features.wideTiles
-    ? simdLoad('v128.load32_splat', address, offset)
-    : simd('i32x4.splat', load('i32.load', address, offset));
-}
-
-/**
  * macro(kc, mc, nc, packedA, packedB, c, ldc, accumulate, tile): C[mc, nc] (+)= the packed
  * block product, one mr x nr register tile at a time; partial edge tiles go through `tile`.
  */
@@ -402,7 +391,7 @@ function emitMacro(f: FunctionBuilder, { mr, nv }: GemmConfig, features: KernelF
       f.loop((again) => {
         for (let v = 0; v < nv; v++) f.set(bv[v], simdLoad('v128.load', pb, 16 * v));
         for (let i = 0; i < mr; i++) {
-          f.set(splat, splatOfA(features, pa, 4 * i));
+          f.set(splat, simdLoad('v128.load32_splat', pa, 4 * i));
           for (let v = 0; v < nv; v++) f.set(acc[i][v], mulAdd(features, splat, bv[v], acc[i][v]));
         }
         f.set(pa, add(pa, 4 * mr));
