@@ -1,4 +1,16 @@
-import { f32, laneSum, load, mulAdd, type Operand, op, scalar, simd, simdLoad, v128Zero } from './expr';
+import {
+  f32,
+  type KernelFeatures,
+  laneSum,
+  load,
+  mulAdd,
+  type Operand,
+  op,
+  scalar,
+  simd,
+  simdLoad,
+  v128Zero,
+} from './expr';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 
@@ -15,9 +27,13 @@ const GEMV_N_ROWS = 4;
  * Vector accumulators of each of `gemv_t`'s dot products: 2, so the 6 streams' 12 stay in x64's 16 vector
  * registers (4, 24 of them, spilled). One thread, medians of 6 alternations on a 2-core Zen 5: Node 20
  * [1,768] x [2048,768]ᵀ 27.9 -> 30.6 GB/s, [1,768] x [32000,768]ᵀ 32.2 -> 33.6; Node 26 the same within the
- * noise (30.0 / 29.4, 33.2 / 33.9).
+ * noise (30.0 / 29.4, 33.2 / 33.9). Where the compiler loads all of a loop step's vectors first (`wideTiles` false,
+ * V8 before 13.6), 12 loads beside 12 accumulators spill, so 1: the stories110M shape's decode on a Zen 4, Node 20,
+ * 21.1-22.1 -> 19.8-19.9 ms a token on one thread (Node 26 the same either way, 18.4-19.3 against 18.8-19.2).
  */
-const GEMV_T_LANES = 2;
+function gemvLanes(features: KernelFeatures): number {
+  return features.wideTiles ? 2 : 1;
+}
 /**
  * Rows of W `gemv_t` reads at once, each from its own part of W: a core streams memory faster with several distant
  * sequential reads in flight than with one (the prefetcher follows each within its 4 KiB page). Weights of the
@@ -29,7 +45,7 @@ const GEMV_T_STREAMS = 6;
 /**
  * `gemv_t`: out[j] = sum_q x[q] W[j, q] for j < n, W row-major [n, k] (a weight stored
  * [out, in]). W's rows split into GEMV_T_STREAMS equal parts (the last n mod GEMV_T_STREAMS rows
- * after them, one at a time): row j of every part at once, each with GEMV_T_LANES vector
+ * after them, one at a time): row j of every part at once, each with `gemvLanes` vector
  * accumulators, so every part is read as a sequential stream of its own. Each row's sum is taken
  * in the same order whatever the parts. Parameters: pointers and steps in bytes, sizes in elements.
  */
@@ -37,7 +53,7 @@ export const GEMV_T = kernel({
   name: 'gemv_t',
   params: i32('batch', 'xStep', 'wStep', 'oStep', 'n', 'k', 'x', 'w', 'out'),
   emit(f, { batch, xStep, wStep, oStep, n, k, x, w, out }, { features }) {
-    const lanes = GEMV_T_LANES;
+    const lanes = gemvLanes(features);
     const [entry, j, q, kVec, kBlock, part, xq] = f.locals(I, 7);
     const row = f.locals(I, GEMV_T_STREAMS);
     const o = f.locals(I, GEMV_T_STREAMS);
