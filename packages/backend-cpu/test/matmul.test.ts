@@ -16,6 +16,7 @@ import {
   engineHasSimd,
   RELAXED_SIMD_VARIABLE,
   WIDE_TILES_VARIABLE,
+  WORD_DOTS_VARIABLE,
 } from '../src/wasm/simd-probe';
 
 type Mode = {
@@ -251,15 +252,23 @@ describe('matmul kernels', () => {
     // V8 13.6 (Node 24), unless LOOM_WASM_WIDE_TILES says otherwise.
     const wideTiles =
       forcedTiles === '1' || forcedTiles === '0' ? forcedTiles === '1' : v8Major * 10 + v8Minor >= 136;
+    const relaxedDot = !turnedOff && major >= 22;
+    const forcedWordDots = process.env[WORD_DOTS_VARIABLE];
+    // The i16 form of the byte dot product where the engine lowers the i32 one to x86's three instructions (a probe of
+    // its results out of the exact range: the machine decides) or where LOOM_WASM_WORD_DOTS says so.
+    const { wordDots } = engineFeatures();
+    if (forcedWordDots === '1' || forcedWordDots === '0')
+      expect(wordDots).toBe(relaxedDot && forcedWordDots === '1');
     expect(engineFeatures()).toEqual({
       relaxedMadd: !turnedOff,
-      relaxedDot: !turnedOff && major >= 22,
+      relaxedDot,
+      wordDots: relaxedDot && wordDots,
       wideTiles: !turnedOff && wideTiles,
     });
     expect(wasmRuntime()?.features).toEqual(engineFeatures());
     const relaxed = buildKernelModule(
       { initialPages: 1, maximumPages: 65536, shared: false },
-      { relaxedMadd: true, relaxedDot: true, wideTiles: true },
+      { relaxedMadd: true, relaxedDot: true, wordDots: true, wideTiles: true },
     );
     // Node 20 validates relaxed SIMD only once engineFeatures has turned on --experimental-wasm-relaxed-simd.
     expect(WebAssembly.validate(relaxed)).toBe(major >= 22 || !turnedOff);

@@ -76,6 +76,13 @@ export interface KernelFeatures {
   /** Relaxed SIMD's byte dot product: the quantized products use `i32x4.relaxed_dot_i8x16_i7x16_add_s`. */
   readonly relaxedDot: boolean;
   /**
+   * With relaxedDot, the K-quant products take the byte dot product's i16 form (`i16x8.relaxed_dot_i8x16_i7x16_s`) and
+   * widen each sub-block's sums with its scale: where the engine lowers the i32 form to x86's pmaddubsw, pmaddwd with a
+   * vector of ones and paddd (no VNNI), the i16 form is the pmaddubsw alone. Elsewhere (VNNI's vpdpbusd, Arm's sdot)
+   * the i32 form is one instruction and stays. Both give the same integers.
+   */
+  readonly wordDots: boolean;
+  /**
    * Not an instruction but the engine's compiler: it keeps a loop's 15 vector values (12 accumulators) in registers
    * while the loop's loads are independent of one another, where V8 up to 12.9 schedules every load first and spills
    * (see `gemm_few_t`, which takes wider blocks where this holds).
@@ -84,7 +91,12 @@ export interface KernelFeatures {
 }
 
 /** Only the instructions of WebAssembly SIMD (128-bit), which every supported engine has, in the narrow tiles. */
-export const BASELINE_FEATURES: KernelFeatures = { relaxedMadd: false, relaxedDot: false, wideTiles: false };
+export const BASELINE_FEATURES: KernelFeatures = {
+  relaxedMadd: false,
+  relaxedDot: false,
+  wordDots: false,
+  wideTiles: false,
+};
 
 /** acc + a * b on f32x4: one relaxed multiply-add with relaxed SIMD, else a multiply and an add. */
 export function mulAdd(features: KernelFeatures, a: Operand, b: Operand, acc: Operand): Expr {

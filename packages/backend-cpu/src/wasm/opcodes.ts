@@ -140,6 +140,7 @@ export const SimdOp = {
   'i16x8.extend_low_i8x16_u': 0x89,
   'i16x8.shl': 0x8b,
   'i16x8.shr_u': 0x8d,
+  'i16x8.add': 0x8e,
   'i16x8.sub': 0x91,
   'i32x4.extend_low_i16x8_s': 0xa7,
   'i32x4.extend_high_i16x8_s': 0xa8,
@@ -170,6 +171,8 @@ export type SimdOp = keyof typeof SimdOp;
 /** Relaxed SIMD instructions (Node 22+, Node 20 behind a flag, current browsers): a * b + c, fused where the hardware has FMA; byte dot products. */
 export const RelaxedSimdOp = {
   'f32x4.relaxed_madd': 0x105,
+  /** The sums of two products of signed bytes of a and bytes of b, as i16, exact where b's bytes are 0-127. */
+  'i16x8.relaxed_dot_i8x16_i7x16_s': 0x112,
   /** c + the sums of four products of signed bytes of a and bytes of b, exact where b's bytes are 0-127. */
   'i32x4.relaxed_dot_i8x16_i7x16_add_s': 0x113,
 } as const;

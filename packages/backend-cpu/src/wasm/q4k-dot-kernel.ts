@@ -20,6 +20,7 @@ import {
   OUTPUT_TILE,
   superBlockDotKernel,
   wordPair,
+  wordSplat,
   X_BYTE_SUMS,
   X_SUMS,
 } from './super-block-dot';
@@ -140,6 +141,16 @@ export function pairByteDots(x: (q: number) => Operand, nibbles: readonly Operan
 }
 
 /**
+ * The integer dot products of a pair of Q4_K sub-blocks in relaxed SIMD's i16 form (`wordDots`): for each sub-block,
+ * an i16x8 of its sums (each lane the sum of four products, at most 4 · 128 · 15 in size: exact), from x's codes of the
+ * pair as bytes (`x(q)`, vectors q = 0-3) against the pair's unsigned nibbles (pairNibbles).
+ */
+export function pairWordDots(x: (q: number) => Operand, nibbles: readonly Operand[]): Expr[] {
+  const wordDot = (q: number) => relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', x(q), nibbles[q]);
+  return [0, 2].map((q) => simd('i16x8.add', wordDot(q), wordDot(q + 1)));
+}
+
+/**
  * `q4k_dot`: out[r, j] = sum_b dx[r, b] · (d[j, b] · sum_s s[j, b, s] · (qx · q)[s] − dmin[j, b] · sum_s m[j, b, s] ·
  * Σqx[s]) for x quantized per super-block of 256 to int8 codes qx (held widened to i16, with each sub-block's code
  * sum) with scales dx, as llama.cpp's Q8_K, against Q4_K blocks read directly (see QuantizedWeight): each sub-block's
@@ -147,7 +158,8 @@ export function pairByteDots(x: (q: number) => Operand, nibbles: readonly Operan
  * scales in one more, the mins meet the code sums in another, and the super-block is scaled once in f32 (the loops
  * and parameters: superBlockDotKernel; scales holds d, dmin per super-block). With relaxed SIMD (kQuantXForm `i8`)
  * x's codes are bytes, and each pair of sub-blocks' 32 bytes are read once and take four byte dot products
- * against their nibbles (pairNibbles, pairByteDots).
+ * against their nibbles (pairNibbles, pairByteDots), or with `wordDots` four in the i16 form, whose sums meet each
+ * sub-block's scale at once (pairWordDots).
  */
 export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
   blockBytes: Q4K_BLOCK_BYTES,
@@ -156,6 +168,7 @@ export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
     const isum = f.locals(V, OUTPUT_TILE);
     const even = f.locals(V, OUTPUT_TILE);
     const sixBits = f.locals(V, OUTPUT_TILE);
+    const scaleWords = f.locals(V, OUTPUT_TILE);
     const relaxed = kQuantXForm(features) === 'i8';
     const xv = f.locals(V, 4);
     const [raw0, raw1, mins, mask] = f.locals(V, 4);
@@ -171,17 +184,36 @@ export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
         const scaled = simd('i32x4.dot_i16x8_s', pair, scalePair(sixBits[t], j));
         f.set(isum[t], simd('i32x4.add', isum[t], scaled));
       };
+      /** isum[t] += sub-blocks j and j + 1's sums (i16, `pairWordDots`), each scaled by its 6-bit scale. */
+      const addScaledSubBlocks = (t: number, sums: readonly Expr[], j: number) => {
+        sums.forEach((sum, h) => {
+          const scaled = simd('i32x4.dot_i16x8_s', sum, wordSplat(scaleWords[t], j + h));
+          f.set(isum[t], simd('i32x4.add', isum[t], scaled));
+        });
+      };
       if (relaxed) {
+        if (features.wordDots) {
+          for (let t = 0; t < outputs; t++)
+            f.set(scaleWords[t], simd('i16x8.extend_low_i8x16_u', sixBits[t]));
+        }
         for (let c = 0; c < 4; c++) {
           for (let q = 0; q < 4; q++) f.set(xv[q], simdLoad('v128.load', xp, 64 * c + 16 * q));
           for (let t = 0; t < outputs; t++) {
             f.set(raw0, simdLoad('v128.load', rows[t], Q4K_SCALE_BYTES + 32 * c));
             f.set(raw1, simdLoad('v128.load', rows[t], Q4K_SCALE_BYTES + 32 * c + 16));
-            addScaledPair(
-              t,
-              pairByteDots((q) => xv[q], pairNibbles(raw0, raw1, mask)),
-              2 * c,
-            );
+            const nibbles = pairNibbles(raw0, raw1, mask);
+            if (features.wordDots)
+              addScaledSubBlocks(
+                t,
+                pairWordDots((q) => xv[q], nibbles),
+                2 * c,
+              );
+            else
+              addScaledPair(
+                t,
+                pairByteDots((q) => xv[q], nibbles),
+                2 * c,
+              );
           }
         }
       } else if (hoistsLoads(features)) {

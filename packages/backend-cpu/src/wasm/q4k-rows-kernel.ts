@@ -2,8 +2,15 @@ import { laneSum, load, mulAdd, scalar, simd, simdLoad, v128Zero } from './expr'
 import { forRowTiles } from './gemm-few-kernel';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
-import { pairByteDots, pairNibbles, Q4K_BLOCK_BYTES, Q4K_SCALE_BYTES, scalePair } from './q4k-dot-kernel';
-import { X_BYTE_SUMS, X_SUPER_BLOCK_BYTES } from './super-block-dot';
+import {
+  pairByteDots,
+  pairNibbles,
+  pairWordDots,
+  Q4K_BLOCK_BYTES,
+  Q4K_SCALE_BYTES,
+  scalePair,
+} from './q4k-dot-kernel';
+import { wordSplat, X_BYTE_SUMS, X_SUPER_BLOCK_BYTES } from './super-block-dot';
 
 const { add, mul } = scalar;
 
@@ -35,7 +42,7 @@ export const Q4K_ROWS_DOT = kernel({
     const acc = f.locals(V, Q4K_ROW_TILE);
     const isum = f.locals(V, Q4K_ROW_TILE);
     const nibbles = f.locals(V, 4);
-    const [raw0, raw1, sixBits, pairScales] = f.locals(V, 4);
+    const [raw0, raw1, sixBits, pairScales, secondScales] = f.locals(V, 5);
     const sum = f.local(ValType.f32);
     const mask = f.constantBytes(15);
     f.set(xRowStep, mul(blocks, X_SUPER_BLOCK_BYTES));
@@ -59,10 +66,27 @@ export const Q4K_ROWS_DOT = kernel({
           pairNibbles(raw0, raw1, mask).forEach((nibble, q) => {
             f.set(nibbles[q], nibble);
           });
-          f.set(pairScales, scalePair(sixBits, 2 * c));
+          if (features.wordDots) {
+            // Sub-blocks 2c and 2c + 1's scales, each in every lane.
+            const words = simd('i16x8.extend_low_i8x16_u', sixBits);
+            f.set(pairScales, wordSplat(words, 2 * c));
+            f.set(secondScales, wordSplat(words, 2 * c + 1));
+          } else {
+            f.set(pairScales, scalePair(sixBits, 2 * c));
+          }
           for (let t = 0; t < rows; t++) {
             // x's codes of sub-blocks 2c and 2c + 1: bytes 64c .. 64c + 63 of its super-block.
             const x = (q: number) => simdLoad('v128.load', xp[t], 64 * c + 16 * q);
+            if (features.wordDots) {
+              const [first, second] = pairWordDots(x, nibbles);
+              const scaled = simd(
+                'i32x4.add',
+                simd('i32x4.dot_i16x8_s', first, pairScales),
+                simd('i32x4.dot_i16x8_s', second, secondScales),
+              );
+              f.set(isum[t], simd('i32x4.add', isum[t], scaled));
+              continue;
+            }
             const scaled = simd('i32x4.dot_i16x8_s', pairByteDots(x, nibbles), pairScales);
             f.set(isum[t], simd('i32x4.add', isum[t], scaled));
           }

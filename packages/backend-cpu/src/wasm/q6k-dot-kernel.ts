@@ -20,6 +20,7 @@ import {
   OUTPUT_TILE,
   superBlockDotKernel,
   wordPair,
+  wordSplat,
   X_BYTE_SUMS,
 } from './super-block-dot';
 
@@ -136,7 +137,8 @@ function groupLoop(
  * in one more, and the super-block is scaled once in f32 (the loops and parameters: superBlockDotKernel; scales
  * holds d per super-block). With relaxed SIMD (kQuantXForm `i8`, with the sums of each 16 codes of x) the unsigned
  * codes q meet x's bytes in one byte dot product per 16 values, without widening (each lane then at most 4 · 63 ·
- * 127: the narrowing stays exact), and the offset 32 · sum_s s · Σqx[s] is taken off once per super-block.
+ * 127: the narrowing stays exact), and the offset 32 · sum_s s · Σqx[s] is taken off once per super-block. With
+ * `wordDots` the byte dot products take their i16 form, and each sub-block's sums meet its scale at once.
  */
 export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
   blockBytes: Q6K_BLOCK_BYTES,
@@ -160,12 +162,23 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
         for (let g = 0; g < 8; g++) {
           const [h, k] = [g >> 2, g & 3];
           for (let t = 0; t < outputs; t++) {
+            // Sub-blocks j = 8h + 2k and j + 1, one a part: scale bytes j and j + 1 among these, widened to i16.
+            const words = simd(
+              h === 0 ? 'i16x8.extend_low_i8x16_s' : 'i16x8.extend_high_i8x16_s',
+              scaleBytes[t],
+            );
             const dots: Expr[] = [];
             for (let part = 0; part < 2; part++) {
               f.set(low, simdLoad('v128.load', rows[t], LOW_BYTES + 64 * h + 32 * (k & 1) + 16 * part));
               f.set(high, simdLoad('v128.load', rows[t], HIGH_BYTES + 32 * h + 16 * part));
               f.set(code, q6kCodes(low, high, k, masks, relaxed));
-              if (relaxed) {
+              if (features.wordDots) {
+                // Each i16 lane at most 2 · 128 · 63 in size: exact; the sub-block's scale widens it to i32.
+                const x = simdLoad('v128.load', xp, 32 * g + 16 * part);
+                const sums = relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', x, code);
+                const scaled = simd('i32x4.dot_i16x8_s', sums, wordSplat(words, 2 * k + part));
+                f.set(isum[t], simd('i32x4.add', isum[t], scaled));
+              } else if (relaxed) {
                 // Signed x bytes against the unsigned 6-bit codes (0..63: exact on every engine).
                 const x = simdLoad('v128.load', xp, 32 * g + 16 * part);
                 dots.push(relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', x, code, v128Zero));
@@ -175,13 +188,10 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
                 const second = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_high_i8x16_s', code), x(1));
                 dots.push(simd('i32x4.add', first, second));
               }
-              if (part === 0) f.set(half0, dots[0]);
+              if (part === 0 && dots.length > 0) f.set(half0, dots[0]);
             }
-            // Sub-blocks j = 8h + 2k and j + 1: scale bytes j and j + 1, widened to i16, four times each.
-            const words = simd(
-              h === 0 ? 'i16x8.extend_low_i8x16_s' : 'i16x8.extend_high_i8x16_s',
-              scaleBytes[t],
-            );
+            if (features.wordDots) continue;
+            // The pair's sums narrowed to one i16x8 and scaled by [s_j four times, s_j+1 four times].
             const pairScales = wordPair(words, 2 * k);
             const pair = simd('i16x8.narrow_i32x4_s', half0, dots[1]);
             f.set(isum[t], simd('i32x4.add', isum[t], simd('i32x4.dot_i16x8_s', pair, pairScales)));

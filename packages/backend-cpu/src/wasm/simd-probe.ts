@@ -10,6 +10,13 @@ export const RELAXED_SIMD_VARIABLE = 'LOOM_WASM_RELAXED_SIMD';
  */
 export const WIDE_TILES_VARIABLE = 'LOOM_WASM_WIDE_TILES';
 
+/**
+ * Setting this environment variable to 1 or 0 builds the K-quant products on the byte dot product's i16 form or its i32
+ * form whatever the engine lowers them to (Node, with relaxed SIMD's exact byte dot product), e.g. to compare the two or
+ * to test the other form on this engine.
+ */
+export const WORD_DOTS_VARIABLE = 'LOOM_WASM_WORD_DOTS';
+
 /** The relaxed SIMD byte dot product of the quantized kernels. */
 const BYTE_DOT = 'i32x4.relaxed_dot_i8x16_i7x16_add_s';
 
@@ -61,6 +68,33 @@ function byteDotIsExact(): boolean {
     for (let j = 4 * lane; j < 4 * lane + 4; j++) expected += a[j] * b[j];
     return sum === expected;
   });
+}
+
+/**
+ * Whether the engine lowers the byte dot product to x86's pmaddubsw, pmaddwd and paddd (no VNNI), which its
+ * implementation-defined results outside the exact range tell apart: bytes 0xFF of b (255 to x86, -1 to Arm's sdot)
+ * against -128 in a give -65536 a lane there, where pmaddubsw saturates each pair of products to -32768, but the
+ * exact -130560 with VNNI's vpdpbusd and 512 on Arm. Only there is the i16 form (`wordDots`) the shorter one.
+ */
+function byteDotSaturatesPairs(): boolean {
+  const memory = new WebAssembly.Memory({ initial: 1, maximum: 1 });
+  const module = new WebAssembly.Module(
+    probeModule((f) => {
+      f.storeV128(32, relaxedSimd(BYTE_DOT, simdLoad('v128.load', 0), simdLoad('v128.load', 16), v128Zero));
+    }),
+  );
+  const { probe } = new WebAssembly.Instance(module, { env: { memory } }).exports as { probe: () => void };
+  new Int8Array(memory.buffer, 0, 16).fill(-128);
+  new Uint8Array(memory.buffer, 16, 16).fill(255);
+  probe();
+  return new Int32Array(memory.buffer, 32, 4).every((sum) => sum === -65536);
+}
+
+/** Whether the K-quant products take the byte dot product's i16 form: LOOM_WASM_WORD_DOTS=1 or 0, else the probe. */
+function takesWordDots(): boolean {
+  const forced = environment(WORD_DOTS_VARIABLE);
+  if (forced === '1' || forced === '0') return forced === '1';
+  return byteDotSaturatesPairs();
 }
 
 /**
@@ -138,12 +172,18 @@ function enableFlaggedRelaxedSimd(): void {
 /**
  * The optional instructions the kernels use: relaxed SIMD where the engine validates it (Node 22+, current
  * browsers; Node 20 once its flag is on) unless LOOM_WASM_RELAXED_SIMD=0, its byte dot product only where it gives
- * exact sums; with it, wide tiles where the compiler keeps them in registers (with separate multiplies and adds,
+ * exact sums (and its i16 form where the i32 one is three x86 instructions); with it, wide tiles where the compiler keeps them in registers (with separate multiplies and adds,
  * whose products take a register more, the few-row kernel is as fast either way: 36-37 GFLOP/s on Node 26).
  */
 export function engineFeatures(): KernelFeatures {
   if (relaxedSimdTurnedOff()) return BASELINE_FEATURES;
   if (!validates(true)) enableFlaggedRelaxedSimd();
   if (!validates(true)) return BASELINE_FEATURES;
-  return { relaxedMadd: true, relaxedDot: byteDotIsExact(), wideTiles: keepsWideTiles() };
+  const relaxedDot = byteDotIsExact();
+  return {
+    relaxedMadd: true,
+    relaxedDot,
+    wordDots: relaxedDot && takesWordDots(),
+    wideTiles: keepsWideTiles(),
+  };
 }

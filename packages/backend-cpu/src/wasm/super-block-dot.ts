@@ -101,14 +101,10 @@ function laneBytes(lanes: readonly number[], size: number): number[] {
   return lanes.flatMap((lane) => Array.from({ length: size }, (_, b) => size * lane + b));
 }
 
-/**
- * [w_j, w_j, w_j, w_j, w_j+1, w_j+1, w_j+1, w_j+1] of the i16x8 `words` (j even): the words of its half interleaved
- * with themselves, then two 32-bit lanes repeated. V8 lowers each of the two to one x86 instruction (punpcklwd or
- * punpckhwd, pshufd), where a byte shuffle of that pattern builds its 16-byte mask from immediates first, in four.
- */
-export function wordPair(words: Expr, j: number): Expr {
+/** The words of the half of the i16x8 `words` that holds word j, each twice: [w_h, w_h, w_h+1, w_h+1, ...]. */
+function doubledHalf(words: Operand, j: number): Expr {
   const half = j < 4 ? 0 : 4;
-  const doubled = byteShuffle(
+  return byteShuffle(
     words,
     v128Zero,
     laneBytes(
@@ -116,8 +112,22 @@ export function wordPair(words: Expr, j: number): Expr {
       2,
     ),
   );
+}
+
+/**
+ * [w_j, w_j, w_j, w_j, w_j+1, w_j+1, w_j+1, w_j+1] of the i16x8 `words` (j even): the words of its half interleaved
+ * with themselves, then two 32-bit lanes repeated. V8 lowers each of the two to one x86 instruction (punpcklwd or
+ * punpckhwd, pshufd), where a byte shuffle of that pattern builds its 16-byte mask from immediates first, in four.
+ */
+export function wordPair(words: Expr, j: number): Expr {
   const lane = j % 4;
-  return byteShuffle(doubled, v128Zero, laneBytes([lane, lane, lane + 1, lane + 1], 4));
+  return byteShuffle(doubledHalf(words, j), v128Zero, laneBytes([lane, lane, lane + 1, lane + 1], 4));
+}
+
+/** Word j of the i16x8 `words` in every lane, in the same two shuffles as wordPair. */
+export function wordSplat(words: Operand, j: number): Expr {
+  const lane = j % 4;
+  return byteShuffle(doubledHalf(words, j), v128Zero, laneBytes([lane, lane, lane, lane], 4));
 }
 
 /** What one super-block's terms of `outputs` outputs read and add into. */

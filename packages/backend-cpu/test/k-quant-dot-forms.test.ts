@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { wasmRuntime } from '../src/wasm/runtime';
+import { engineFeatures, WORD_DOTS_VARIABLE } from '../src/wasm/simd-probe';
+import { describeKQuantMatmul } from './k-quant-cases';
+
+// Before the runtime starts (on first use): this file's kernels take the form of the byte dot product that the probe
+// would not pick on this machine, so both forms are tested on every machine whose engine has the byte dot product.
+const probed = engineFeatures().wordDots;
+process.env[WORD_DOTS_VARIABLE] = probed ? '0' : '1';
+
+describe(`${WORD_DOTS_VARIABLE}=${process.env[WORD_DOTS_VARIABLE]}`, () => {
+  it("builds the K-quant products on the other form of the byte dot product than this machine's", () => {
+    const { relaxedDot, wordDots } = wasmRuntime()?.features ?? engineFeatures();
+    expect(wordDots).toBe(relaxedDot && !probed);
+  });
+});
+
+describeKQuantMatmul("the byte dot product's form that the probe did not pick");
