@@ -134,6 +134,7 @@ export const SimdOp = {
   'f32x4.nearest': 0x6a,
   'i8x16.shr_u': 0x6d,
   'i8x16.sub': 0x71,
+  'i32x4.extadd_pairwise_i16x8_s': 0x7e,
   'i16x8.narrow_i32x4_s': 0x85,
   'i16x8.extend_low_i8x16_s': 0x87,
   'i16x8.extend_high_i8x16_s': 0x88,

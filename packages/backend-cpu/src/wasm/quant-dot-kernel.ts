@@ -83,7 +83,13 @@ function byteDot(a: Operand, b: Operand, c: Operand): Expr {
  * An i32x4 whose lanes add up to sum_i q[i] · code[i] over the block of weight codes at `w` (Q4_0 codes as
  * nibble - 8), statements into `f` first.
  */
-function blockDot(f: FunctionBuilder, form: ActivationForm, w: Operand, l: BlockLocals): Expr {
+function blockDot(
+  f: FunctionBuilder,
+  form: ActivationForm,
+  w: Operand,
+  l: BlockLocals,
+  features: KernelFeatures,
+): Expr {
   if (form === 'split') {
     // Q8_0: sum_i code[i] · max(q, 0) - sum_i code[i] · max(-q, 0).
     f.set(l.raw, simdLoad('v128.load', w));
@@ -96,8 +102,16 @@ function blockDot(f: FunctionBuilder, form: ActivationForm, w: Operand, l: Block
     // Q4_0: sum_i q[i] · nibble[i] - 8 · sum(q), the offset carried in by the bias. The high nibbles by a 16-bit
     // shift and the mask: x86 has no byte shift, and V8 builds its mask anew for each i8x16.shr_u.
     f.set(l.raw, simdLoad('v128.load', w));
+    const low = simd('v128.and', l.raw, l.mask);
     const high = simd('v128.and', simd('i16x8.shr_u', l.raw, 4), l.mask);
-    return byteDot(l.x[1], high, byteDot(l.x[0], simd('v128.and', l.raw, l.mask), l.bias));
+    if (features.wordDots) {
+      // The i16 form (each lane at most 4 · 128 · 15 in size: exact), its pairs then added into i32.
+      const wordDot = (q: number, nibbles: Operand) =>
+        relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', l.x[q], nibbles);
+      const words = simd('i16x8.add', wordDot(0, low), wordDot(1, high));
+      return simd('i32x4.add', simd('i32x4.extadd_pairwise_i16x8_s', words), l.bias);
+    }
+    return byteDot(l.x[1], high, byteDot(l.x[0], low, l.bias));
   }
   const dot = (q: number, codes: Operand) => simd('i32x4.dot_i16x8_s', codes, l.x[q]);
   if (form === 'i16-nibbles') {
@@ -118,8 +132,8 @@ function blockDot(f: FunctionBuilder, form: ActivationForm, w: Operand, l: Block
  * Each block's integer dot product runs in i32x4.dot_i16x8_s on codes widened to i16, or with relaxed SIMD in the
  * byte dot product i32x4.relaxed_dot_i8x16_i7x16_add_s, whose second operand must be 0..127 to be exact on every
  * engine: Q4_0's raw nibbles (the offset 8 · sum(qx) comes from xBias) or, against Q8_0's signed codes, the positive
- * and negative parts of qx (see ActivationForm); either way the integer sums are exact. Each block's sum is scaled
- * once. Outputs go QUANT_OUTPUT_TILE at a time, n / 4 rows apart (then the last n mod 4 one at a time), sharing
+ * and negative parts of qx (see ActivationForm); either way the integer sums are exact. With `wordDots` Q4_0 takes the
+ * byte dot product's i16 form instead. Each block's sum is scaled once. Outputs go QUANT_OUTPUT_TILE at a time, n / 4 rows apart (then the last n mod 4 one at a time), sharing
  * each block of x loaded, for every row of x in turn (the tile's rows of W stay in cache across rows). Parameters: m, n and `blocks` per row; pointers
  * and `oStep` (out's row stride) in bytes; xCodes rows are blocks · activationBlockBytes apart, xScales and xBias
  * (read by Q4_0 only) rows blocks · 4.
@@ -167,7 +181,7 @@ function quantDotKernel<const N extends string>(name: N, type: QuantType) {
           if (type === 'q4_0') f.set(bias, simdLoad('v128.load32_splat', xb));
           f.set(dx, simdLoad('v128.load32_splat', xs));
           for (let t = 0; t < outputs; t++) {
-            const isum = blockDot(f, form, t === 0 ? wp : add(wp, wOffsets[t]), l);
+            const isum = blockDot(f, form, t === 0 ? wp : add(wp, wOffsets[t]), l, features);
             const dw = simdLoad('v128.load32_splat', t === 0 ? sp : add(sp, sOffsets[t]));
             const d = simd('f32x4.mul', dw, dx);
             f.set(acc[t], mulAdd(features, simd('f32x4.convert_i32x4_s', isum), d, acc[t]));
