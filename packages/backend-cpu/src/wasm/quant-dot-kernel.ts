@@ -94,6 +94,21 @@ function blockDot(
     // Q8_0: sum_i code[i] · max(q, 0) - sum_i code[i] · max(-q, 0).
     f.set(l.raw, simdLoad('v128.load', w));
     f.set(l.half, simdLoad('v128.load', w, 16));
+    if (features.wordDots) {
+      // The i16 form: each lane of code · q⁺ − code · q⁻ is two products code · q, at most 2 · 128 · 127 in size
+      // (exact in i16, though either part alone may not be), then its pairs added into i32.
+      const part = (codes: Local, q: number) =>
+        simd(
+          'i16x8.sub',
+          relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', codes, l.x[q]),
+          relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', codes, l.x[q + 2]),
+        );
+      return simd(
+        'i32x4.add',
+        simd('i32x4.extadd_pairwise_i16x8_s', part(l.raw, 0)),
+        simd('i32x4.extadd_pairwise_i16x8_s', part(l.half, 1)),
+      );
+    }
     const positive = byteDot(l.half, l.x[1], byteDot(l.raw, l.x[0], v128Zero));
     const negative = byteDot(l.half, l.x[3], byteDot(l.raw, l.x[2], v128Zero));
     return simd('i32x4.sub', positive, negative);
@@ -132,7 +147,7 @@ function blockDot(
  * Each block's integer dot product runs in i32x4.dot_i16x8_s on codes widened to i16, or with relaxed SIMD in the
  * byte dot product i32x4.relaxed_dot_i8x16_i7x16_add_s, whose second operand must be 0..127 to be exact on every
  * engine: Q4_0's raw nibbles (the offset 8 · sum(qx) comes from xBias) or, against Q8_0's signed codes, the positive
- * and negative parts of qx (see ActivationForm); either way the integer sums are exact. With `wordDots` Q4_0 takes the
+ * and negative parts of qx (see ActivationForm); either way the integer sums are exact. With `wordDots` both take the
  * byte dot product's i16 form instead. Each block's sum is scaled once. Outputs go QUANT_OUTPUT_TILE at a time, n / 4 rows apart (then the last n mod 4 one at a time), sharing
  * each block of x loaded, for every row of x in turn (the tile's rows of W stay in cache across rows). Parameters: m, n and `blocks` per row; pointers
  * and `oStep` (out's row stride) in bytes; xCodes rows are blocks · activationBlockBytes apart, xScales and xBias
