@@ -12,11 +12,11 @@ import { chunkPlan, planMatmul } from '../src/wasm/matmul-plan';
 import { compileKernels, wasmRuntime, wasmUnavailableReason } from '../src/wasm/runtime';
 import { type CpuKernelSettings, cpuKernelSettings } from '../src/wasm/settings';
 import {
+  BYTE_DOT_VARIABLE,
   engineFeatures,
   engineHasSimd,
   RELAXED_SIMD_VARIABLE,
   WIDE_TILES_VARIABLE,
-  WORD_DOTS_VARIABLE,
 } from '../src/wasm/simd-probe';
 
 type Mode = {
@@ -248,27 +248,26 @@ describe('matmul kernels', () => {
     const major = Number(process.versions.node.split('.')[0]);
     const [v8Major, v8Minor] = process.versions.v8.split('.').map(Number);
     const forcedTiles = process.env[WIDE_TILES_VARIABLE];
-    // Node 20's flagged byte dot product gives inexact sums: its quantized kernels keep the i16 ones. Wide tiles from
-    // V8 13.6 (Node 24), unless LOOM_WASM_WIDE_TILES says otherwise.
+    // Wide tiles from V8 13.6 (Node 24), unless LOOM_WASM_WIDE_TILES says otherwise.
     const wideTiles =
       forcedTiles === '1' || forcedTiles === '0' ? forcedTiles === '1' : v8Major * 10 + v8Minor >= 136;
-    const relaxedDot = !turnedOff && major >= 22;
-    const forcedWordDots = process.env[WORD_DOTS_VARIABLE];
-    // The i16 form of the byte dot product where the engine lowers the i32 one to x86's three instructions (a probe of
-    // its results out of the exact range: the machine decides) or where LOOM_WASM_WORD_DOTS says so.
-    const { wordDots } = engineFeatures();
-    if (forcedWordDots === '1' || forcedWordDots === '0')
-      expect(wordDots).toBe(relaxedDot && forcedWordDots === '1');
+    // The byte dot product in its i32 form from Node 22 or its i16 one (Node 20's i32 form gives wrong sums), which
+    // of the two the machine decides (a probe of the i32 form's results out of range) unless LOOM_WASM_BYTE_DOT does.
+    const forcedByteDot = process.env[BYTE_DOT_VARIABLE];
+    const { byteDot } = engineFeatures();
+    if (turnedOff) expect(byteDot).toBe('none');
+    else if (forcedByteDot === 'i32') expect(byteDot).toBe(major >= 22 ? 'i32' : 'none');
+    else if (forcedByteDot === 'i16') expect(byteDot).toBe('i16');
+    else expect(major >= 22 ? ['i32', 'i16'] : ['i16']).toContain(byteDot);
     expect(engineFeatures()).toEqual({
       relaxedMadd: !turnedOff,
-      relaxedDot,
-      wordDots: relaxedDot && wordDots,
+      byteDot,
       wideTiles: !turnedOff && wideTiles,
     });
     expect(wasmRuntime()?.features).toEqual(engineFeatures());
     const relaxed = buildKernelModule(
       { initialPages: 1, maximumPages: 65536, shared: false },
-      { relaxedMadd: true, relaxedDot: true, wordDots: true, wideTiles: true },
+      { relaxedMadd: true, byteDot: 'i32', wideTiles: true },
     );
     // Node 20 validates relaxed SIMD only once engineFeatures has turned on --experimental-wasm-relaxed-simd.
     expect(WebAssembly.validate(relaxed)).toBe(major >= 22 || !turnedOff);

@@ -28,7 +28,7 @@ const DEQUANT_MIN_ROWS = 16;
  * with relaxed SIMD's byte dot products.
  */
 function decodesWeight(type: QuantType, rows: number, features: KernelFeatures): boolean {
-  return rows >= DEQUANT_MIN_ROWS && (!features.relaxedDot || type === 'q6_k');
+  return rows >= DEQUANT_MIN_ROWS && (features.byteDot === 'none' || type === 'q6_k');
 }
 
 /**

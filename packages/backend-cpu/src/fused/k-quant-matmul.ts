@@ -70,7 +70,7 @@ export function kQuantMatmulInto(
   }
   const { blockBytes } = KINDS[p.type];
   // Many rows of x against Q4_K with byte dot products: the kernel that brings each block's nibbles out once per tile.
-  const manyRows = p.type === 'q4_k' && runtime.features.relaxedDot && p.rows >= Q4K_ROW_TILE;
+  const manyRows = p.type === 'q4_k' && runtime.features.byteDot !== 'none' && p.rows >= Q4K_ROW_TILE;
   const kernel = manyRows ? 'q4k_rows_dot' : KINDS[p.type].kernel;
   const scaleBytes = 4 * quantFormat(p.type).scales;
   const micros = (p.rows * p.out * p.superBlocks * SUPER) / MACS_PER_MICRO;

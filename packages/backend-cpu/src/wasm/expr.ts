@@ -69,19 +69,21 @@ export function simd(name: SimdOp, ...operands: Operand[]): Expr {
   });
 }
 
+/**
+ * The form of relaxed SIMD's byte dot product the quantized products take: `i32`, `i32x4.relaxed_dot_i8x16_i7x16_add_s`
+ * (one instruction with VNNI's vpdpbusd or Arm's sdot); `i16`, `i16x8.relaxed_dot_i8x16_i7x16_s` with each block's sums
+ * then widened (by its scale where it has one), where the engine lowers the i32 form to x86's pmaddubsw, pmaddwd and
+ * paddd (the i16 form is the pmaddubsw alone) or gives wrong sums in it (Node 20); `none`, plain SIMD's i16 dot
+ * products on widened codes. Every form gives the same integers.
+ */
+export type ByteDot = 'none' | 'i32' | 'i16';
+
 /** The module's optional instruction sets, chosen by what the engine validates. */
 export interface KernelFeatures {
   /** Relaxed SIMD's multiply-add: multiply-adds use `f32x4.relaxed_madd` (one FMA where the hardware has it). */
   readonly relaxedMadd: boolean;
-  /** Relaxed SIMD's byte dot product: the quantized products use `i32x4.relaxed_dot_i8x16_i7x16_add_s`. */
-  readonly relaxedDot: boolean;
-  /**
-   * With relaxedDot, the K-quant products take the byte dot product's i16 form (`i16x8.relaxed_dot_i8x16_i7x16_s`) and
-   * widen each sub-block's sums with its scale: where the engine lowers the i32 form to x86's pmaddubsw, pmaddwd with a
-   * vector of ones and paddd (no VNNI), the i16 form is the pmaddubsw alone. Elsewhere (VNNI's vpdpbusd, Arm's sdot)
-   * the i32 form is one instruction and stays. Both give the same integers.
-   */
-  readonly wordDots: boolean;
+  /** Which form of relaxed SIMD's byte dot product the quantized products take, if any (see ByteDot). */
+  readonly byteDot: ByteDot;
   /**
    * Not an instruction but the engine's compiler: it keeps a loop's 15 vector values (12 accumulators) in registers
    * while the loop's loads are independent of one another, where V8 up to 12.9 schedules every load first and spills
@@ -93,8 +95,7 @@ export interface KernelFeatures {
 /** Only the instructions of WebAssembly SIMD (128-bit), which every supported engine has, in the narrow tiles. */
 export const BASELINE_FEATURES: KernelFeatures = {
   relaxedMadd: false,
-  relaxedDot: false,
-  wordDots: false,
+  byteDot: 'none',
   wideTiles: false,
 };
 

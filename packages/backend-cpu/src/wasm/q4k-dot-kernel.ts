@@ -141,7 +141,7 @@ export function pairByteDots(x: (q: number) => Operand, nibbles: readonly Operan
 }
 
 /**
- * The integer dot products of a pair of Q4_K sub-blocks in relaxed SIMD's i16 form (`wordDots`): for each sub-block,
+ * The integer dot products of a pair of Q4_K sub-blocks in relaxed SIMD's i16 form (ByteDot `i16`): for each sub-block,
  * an i16x8 of its sums (each lane the sum of four products, at most 4 · 128 · 15 in size: exact), from x's codes of the
  * pair as bytes (`x(q)`, vectors q = 0-3) against the pair's unsigned nibbles (pairNibbles).
  */
@@ -158,7 +158,7 @@ export function pairWordDots(x: (q: number) => Operand, nibbles: readonly Operan
  * scales in one more, the mins meet the code sums in another, and the super-block is scaled once in f32 (the loops
  * and parameters: superBlockDotKernel; scales holds d, dmin per super-block). With relaxed SIMD (kQuantXForm `i8`)
  * x's codes are bytes, and each pair of sub-blocks' 32 bytes are read once and take four byte dot products
- * against their nibbles (pairNibbles, pairByteDots), or with `wordDots` four in the i16 form, whose sums meet each
+ * against their nibbles (pairNibbles, pairByteDots), or in the byte dot product's i16 form (ByteDot) four, whose sums meet each
  * sub-block's scale at once (pairWordDots).
  */
 export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
@@ -192,7 +192,7 @@ export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
         });
       };
       if (relaxed) {
-        if (features.wordDots) {
+        if (features.byteDot === 'i16') {
           for (let t = 0; t < outputs; t++)
             f.set(scaleWords[t], simd('i16x8.extend_low_i8x16_u', sixBits[t]));
         }
@@ -202,7 +202,7 @@ export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
             f.set(raw0, simdLoad('v128.load', rows[t], Q4K_SCALE_BYTES + 32 * c));
             f.set(raw1, simdLoad('v128.load', rows[t], Q4K_SCALE_BYTES + 32 * c + 16));
             const nibbles = pairNibbles(raw0, raw1, mask);
-            if (features.wordDots)
+            if (features.byteDot === 'i16')
               addScaledSubBlocks(
                 t,
                 pairWordDots((q) => xv[q], nibbles),

@@ -31,7 +31,7 @@ export const Q4K_ROWS_DOT = kernel({
   name: 'q4k_rows_dot',
   params: i32('m', 'n', 'blocks', 'xCodes', 'xScales', 'scales', 'codes', 'out', 'oStep'),
   emit(f, { m, n, blocks, xCodes, xScales, scales, codes, out, oStep }, { features }) {
-    if (!features.relaxedDot) {
+    if (features.byteDot === 'none') {
       // Built for the byte dot product only: a module without it never calls this kernel (see kQuantMatmulInto).
       f.trap();
       return;
@@ -66,7 +66,7 @@ export const Q4K_ROWS_DOT = kernel({
           pairNibbles(raw0, raw1, mask).forEach((nibble, q) => {
             f.set(nibbles[q], nibble);
           });
-          if (features.wordDots) {
+          if (features.byteDot === 'i16') {
             // Sub-blocks 2c and 2c + 1's scales, each in every lane.
             const words = simd('i16x8.extend_low_i8x16_u', sixBits);
             f.set(pairScales, wordSplat(words, 2 * c));
@@ -77,7 +77,7 @@ export const Q4K_ROWS_DOT = kernel({
           for (let t = 0; t < rows; t++) {
             // x's codes of sub-blocks 2c and 2c + 1: bytes 64c .. 64c + 63 of its super-block.
             const x = (q: number) => simdLoad('v128.load', xp[t], 64 * c + 16 * q);
-            if (features.wordDots) {
+            if (features.byteDot === 'i16') {
               const [first, second] = pairWordDots(x, nibbles);
               const scaled = simd(
                 'i32x4.add',

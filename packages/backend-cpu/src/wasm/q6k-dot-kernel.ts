@@ -137,8 +137,8 @@ function groupLoop(
  * in one more, and the super-block is scaled once in f32 (the loops and parameters: superBlockDotKernel; scales
  * holds d per super-block). With relaxed SIMD (kQuantXForm `i8`, with the sums of each 16 codes of x) the unsigned
  * codes q meet x's bytes in one byte dot product per 16 values, without widening (each lane then at most 4 · 63 ·
- * 127: the narrowing stays exact), and the offset 32 · sum_s s · Σqx[s] is taken off once per super-block. With
- * `wordDots` the byte dot products take their i16 form, and each sub-block's sums meet its scale at once.
+ * 127: the narrowing stays exact), and the offset 32 · sum_s s · Σqx[s] is taken off once per super-block. In the
+ * byte dot product's i16 form (ByteDot), and each sub-block's sums meet its scale at once.
  */
 export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
   blockBytes: Q6K_BLOCK_BYTES,
@@ -172,7 +172,7 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
               f.set(low, simdLoad('v128.load', rows[t], LOW_BYTES + 64 * h + 32 * (k & 1) + 16 * part));
               f.set(high, simdLoad('v128.load', rows[t], HIGH_BYTES + 32 * h + 16 * part));
               f.set(code, q6kCodes(low, high, k, masks, relaxed));
-              if (features.wordDots) {
+              if (features.byteDot === 'i16') {
                 // Each i16 lane at most 2 · 128 · 63 in size: exact; the sub-block's scale widens it to i32.
                 const x = simdLoad('v128.load', xp, 32 * g + 16 * part);
                 const sums = relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', x, code);
@@ -190,7 +190,7 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
               }
               if (part === 0 && dots.length > 0) f.set(half0, dots[0]);
             }
-            if (features.wordDots) continue;
+            if (features.byteDot === 'i16') continue;
             // The pair's sums narrowed to one i16x8 and scaled by [s_j four times, s_j+1 four times].
             const pairScales = wordPair(words, 2 * k);
             const pair = simd('i16x8.narrow_i32x4_s', half0, dots[1]);

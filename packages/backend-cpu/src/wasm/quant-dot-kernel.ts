@@ -48,8 +48,8 @@ export type ActivationForm = 'i16' | 'i16-nibbles' | 'i8' | 'split';
 
 /** The layout of x's codes the `type` kernel of a module built with `features` reads. */
 export function activationForm(type: QuantType, features: KernelFeatures): ActivationForm {
-  if (type === 'q8_0') return features.relaxedDot ? 'split' : 'i16';
-  return features.relaxedDot ? 'i8' : 'i16-nibbles';
+  if (type === 'q8_0') return features.byteDot === 'none' ? 'i16' : 'split';
+  return features.byteDot === 'none' ? 'i16-nibbles' : 'i8';
 }
 
 /** Bytes of one block of x's codes in `form`. */
@@ -94,7 +94,7 @@ function blockDot(
     // Q8_0: sum_i code[i] · max(q, 0) - sum_i code[i] · max(-q, 0).
     f.set(l.raw, simdLoad('v128.load', w));
     f.set(l.half, simdLoad('v128.load', w, 16));
-    if (features.wordDots) {
+    if (features.byteDot === 'i16') {
       // The i16 form: each lane of code · q⁺ − code · q⁻ is two products code · q, at most 2 · 128 · 127 in size
       // (exact in i16, though either part alone may not be), then its pairs added into i32.
       const part = (codes: Local, q: number) =>
@@ -119,7 +119,7 @@ function blockDot(
     f.set(l.raw, simdLoad('v128.load', w));
     const low = simd('v128.and', l.raw, l.mask);
     const high = simd('v128.and', simd('i16x8.shr_u', l.raw, 4), l.mask);
-    if (features.wordDots) {
+    if (features.byteDot === 'i16') {
       // The i16 form (each lane at most 4 · 128 · 15 in size: exact), its pairs then added into i32.
       const wordDot = (q: number, nibbles: Operand) =>
         relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', l.x[q], nibbles);
@@ -147,8 +147,8 @@ function blockDot(
  * Each block's integer dot product runs in i32x4.dot_i16x8_s on codes widened to i16, or with relaxed SIMD in the
  * byte dot product i32x4.relaxed_dot_i8x16_i7x16_add_s, whose second operand must be 0..127 to be exact on every
  * engine: Q4_0's raw nibbles (the offset 8 · sum(qx) comes from xBias) or, against Q8_0's signed codes, the positive
- * and negative parts of qx (see ActivationForm); either way the integer sums are exact. With `wordDots` both take the
- * byte dot product's i16 form instead. Each block's sum is scaled once. Outputs go QUANT_OUTPUT_TILE at a time, n / 4 rows apart (then the last n mod 4 one at a time), sharing
+ * and negative parts of qx (see ActivationForm); either way the integer sums are exact. In the byte dot product's i16
+ * form (ByteDot) both take that instead. Each block's sum is scaled once. Outputs go QUANT_OUTPUT_TILE at a time, n / 4 rows apart (then the last n mod 4 one at a time), sharing
  * each block of x loaded, for every row of x in turn (the tile's rows of W stay in cache across rows). Parameters: m, n and `blocks` per row; pointers
  * and `oStep` (out's row stride) in bytes; xCodes rows are blocks · activationBlockBytes apart, xScales and xBias
  * (read by Q4_0 only) rows blocks · 4.

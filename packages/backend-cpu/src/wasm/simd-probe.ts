@@ -1,4 +1,12 @@
-import { BASELINE_FEATURES, type KernelFeatures, mulAdd, relaxedSimd, simdLoad, v128Zero } from './expr';
+import {
+  BASELINE_FEATURES,
+  type ByteDot,
+  type KernelFeatures,
+  mulAdd,
+  relaxedSimd,
+  simdLoad,
+  v128Zero,
+} from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { ModuleBuilder } from './module-builder';
 
@@ -11,14 +19,15 @@ export const RELAXED_SIMD_VARIABLE = 'LOOM_WASM_RELAXED_SIMD';
 export const WIDE_TILES_VARIABLE = 'LOOM_WASM_WIDE_TILES';
 
 /**
- * Setting this environment variable to 1 or 0 builds the K-quant products on the byte dot product's i16 form or its i32
- * form whatever the engine lowers them to (Node, with relaxed SIMD's exact byte dot product), e.g. to compare the two or
- * to test the other form on this engine.
+ * Setting this environment variable to i32 or i16 builds the quantized products on that form of the byte dot product
+ * (Node, where the engine's is exact) whatever the engine lowers them to, e.g. to compare the two or to test the other
+ * form on this engine.
  */
-export const WORD_DOTS_VARIABLE = 'LOOM_WASM_WORD_DOTS';
+export const BYTE_DOT_VARIABLE = 'LOOM_WASM_BYTE_DOT';
 
-/** The relaxed SIMD byte dot product of the quantized kernels. */
+/** The relaxed SIMD byte dot product of the quantized kernels, in its i32 form and its i16 one. */
 const BYTE_DOT = 'i32x4.relaxed_dot_i8x16_i7x16_add_s';
+const WORD_DOT = 'i16x8.relaxed_dot_i8x16_i7x16_s';
 
 /** A module with one function, `probe`, that `body` builds. */
 function probeModule(body: (f: FunctionBuilder) => void): Uint8Array<ArrayBuffer> {
@@ -37,64 +46,94 @@ function validates(relaxed: boolean): boolean {
   );
 }
 
-/**
- * Whether the engine's byte dot product gives the exact sums the quantized kernels rely on (signed bytes of a times
- * bytes of b in 0..127, plus c), run on bytes of both signs: Node 20's V8 11.3, behind its flag, validates the
- * instruction but gives twice the dot products and drops c (the quantized products were off by up to 100%).
- */
-function byteDotIsExact(): boolean {
+/** Runs `probe` of a module whose body `body` builds, on one page of memory that `fill` writes first; gives the page. */
+function runProbe(body: (f: FunctionBuilder) => void, fill: (page: ArrayBuffer) => void): ArrayBuffer {
   const memory = new WebAssembly.Memory({ initial: 1, maximum: 1 });
-  const module = new WebAssembly.Module(
-    probeModule((f) => {
-      const [a, b, c] = [0, 16, 32].map((at) => simdLoad('v128.load', at));
-      f.storeV128(48, relaxedSimd(BYTE_DOT, a, b, c));
-    }),
-  );
+  const module = new WebAssembly.Module(probeModule(body));
   const { probe } = new WebAssembly.Instance(module, { env: { memory } }).exports as { probe: () => void };
-  const [a, b, c] = [
-    new Int8Array(memory.buffer, 0, 16),
-    new Int8Array(memory.buffer, 16, 16),
-    new Int32Array(memory.buffer, 32, 4),
-  ];
+  fill(memory.buffer);
+  probe();
+  return memory.buffer;
+}
+
+/** Signed bytes at 0 and bytes 0..127 at 16, of both signs and sizes: the operands of the exactness probes. */
+function fillExactOperands(page: ArrayBuffer): void {
+  const [a, b] = [new Int8Array(page, 0, 16), new Int8Array(page, 16, 16)];
   for (let i = 0; i < 16; i++) {
     a[i] = ((i * 37) % 256) - 128;
     b[i] = (i * 29 + 5) % 128;
   }
-  c.set([1000, -2000, 3000, -4000]);
-  probe();
-  const out = new Int32Array(memory.buffer, 48, 4);
-  return out.every((sum, lane) => {
-    let expected = c[lane];
-    for (let j = 4 * lane; j < 4 * lane + 4; j++) expected += a[j] * b[j];
-    return sum === expected;
-  });
+}
+
+/** The sum of a[j] · b[j] over j in [from, to) of the operands fillExactOperands wrote. */
+function exactSum(page: ArrayBuffer, from: number, to: number): number {
+  const [a, b] = [new Int8Array(page, 0, 16), new Int8Array(page, 16, 16)];
+  let sum = 0;
+  for (let j = from; j < to; j++) sum += a[j] * b[j];
+  return sum;
 }
 
 /**
- * Whether the engine lowers the byte dot product to x86's pmaddubsw, pmaddwd and paddd (no VNNI), which its
- * implementation-defined results outside the exact range tell apart: bytes 0xFF of b (255 to x86, -1 to Arm's sdot)
- * against -128 in a give -65536 a lane there, where pmaddubsw saturates each pair of products to -32768, but the
- * exact -130560 with VNNI's vpdpbusd and 512 on Arm. Only there is the i16 form (`wordDots`) the shorter one.
+ * Whether the engine's byte dot product in its i32 form gives the exact sums the quantized kernels rely on (signed
+ * bytes of a times bytes of b in 0..127, plus c), run on bytes of both signs: Node 20's V8 11.3, behind its flag,
+ * validates the instruction but gives twice the dot products and drops c (the quantized products were off by up to
+ * 100%).
  */
-function byteDotSaturatesPairs(): boolean {
-  const memory = new WebAssembly.Memory({ initial: 1, maximum: 1 });
-  const module = new WebAssembly.Module(
-    probeModule((f) => {
-      f.storeV128(32, relaxedSimd(BYTE_DOT, simdLoad('v128.load', 0), simdLoad('v128.load', 16), v128Zero));
-    }),
+function byteDotIsExact(): boolean {
+  const c = [1000, -2000, 3000, -4000];
+  const page = runProbe(
+    (f) => {
+      const [a, b, c] = [0, 16, 32].map((at) => simdLoad('v128.load', at));
+      f.storeV128(48, relaxedSimd(BYTE_DOT, a, b, c));
+    },
+    (page) => {
+      fillExactOperands(page);
+      new Int32Array(page, 32, 4).set(c);
+    },
   );
-  const { probe } = new WebAssembly.Instance(module, { env: { memory } }).exports as { probe: () => void };
-  new Int8Array(memory.buffer, 0, 16).fill(-128);
-  new Uint8Array(memory.buffer, 16, 16).fill(255);
-  probe();
-  return new Int32Array(memory.buffer, 32, 4).every((sum) => sum === -65536);
+  return new Int32Array(page, 48, 4).every(
+    (sum, lane) => sum === c[lane] + exactSum(page, 4 * lane, 4 * lane + 4),
+  );
 }
 
-/** Whether the K-quant products take the byte dot product's i16 form: LOOM_WASM_WORD_DOTS=1 or 0, else the probe. */
-function takesWordDots(): boolean {
-  const forced = environment(WORD_DOTS_VARIABLE);
-  if (forced === '1' || forced === '0') return forced === '1';
-  return byteDotSaturatesPairs();
+/** Whether the i16 form gives exact sums of pairs on the same operands (Node 20's does). */
+function wordDotIsExact(): boolean {
+  const page = runProbe((f) => {
+    f.storeV128(32, relaxedSimd(WORD_DOT, simdLoad('v128.load', 0), simdLoad('v128.load', 16)));
+  }, fillExactOperands);
+  return new Int16Array(page, 32, 8).every((sum, lane) => sum === exactSum(page, 2 * lane, 2 * lane + 2));
+}
+
+/**
+ * Whether the engine lowers the i32 form to x86's pmaddubsw, pmaddwd and paddd (no VNNI), which its
+ * implementation-defined results outside the exact range tell apart: bytes 0xFF of b (255 to x86, -1 to Arm's sdot)
+ * against -128 in a give -65536 a lane there, where pmaddubsw saturates each pair of products to -32768, but the
+ * exact -130560 with VNNI's vpdpbusd and 512 on Arm. Only there is the i16 form (pmaddubsw alone) the shorter one.
+ */
+function byteDotSaturatesPairs(): boolean {
+  const page = runProbe(
+    (f) => {
+      f.storeV128(32, relaxedSimd(BYTE_DOT, simdLoad('v128.load', 0), simdLoad('v128.load', 16), v128Zero));
+    },
+    (page) => {
+      new Int8Array(page, 0, 16).fill(-128);
+      new Uint8Array(page, 16, 16).fill(255);
+    },
+  );
+  return new Int32Array(page, 32, 4).every((sum) => sum === -65536);
+}
+
+/**
+ * The form of the byte dot product the quantized products take (see ByteDot): LOOM_WASM_BYTE_DOT=i32 or i16 where that
+ * form is exact, else the i32 form where it is exact and one instruction, else the i16 form where exact.
+ */
+function byteDotForm(): ByteDot {
+  const i32 = byteDotIsExact();
+  const i16 = wordDotIsExact();
+  const forced = environment(BYTE_DOT_VARIABLE);
+  if (forced === 'i32' || forced === 'i16') return (forced === 'i32' ? i32 : i16) ? forced : 'none';
+  if (i32 && !(i16 && byteDotSaturatesPairs())) return 'i32';
+  return i16 ? 'i16' : 'none';
 }
 
 /**
@@ -171,19 +210,13 @@ function enableFlaggedRelaxedSimd(): void {
 
 /**
  * The optional instructions the kernels use: relaxed SIMD where the engine validates it (Node 22+, current
- * browsers; Node 20 once its flag is on) unless LOOM_WASM_RELAXED_SIMD=0, its byte dot product only where it gives
- * exact sums (and its i16 form where the i32 one is three x86 instructions); with it, wide tiles where the compiler keeps them in registers (with separate multiplies and adds,
+ * browsers; Node 20 once its flag is on) unless LOOM_WASM_RELAXED_SIMD=0, its byte dot product in the form that gives
+ * exact sums in the fewest instructions; with it, wide tiles where the compiler keeps them in registers (with separate multiplies and adds,
  * whose products take a register more, the few-row kernel is as fast either way: 36-37 GFLOP/s on Node 26).
  */
 export function engineFeatures(): KernelFeatures {
   if (relaxedSimdTurnedOff()) return BASELINE_FEATURES;
   if (!validates(true)) enableFlaggedRelaxedSimd();
   if (!validates(true)) return BASELINE_FEATURES;
-  const relaxedDot = byteDotIsExact();
-  return {
-    relaxedMadd: true,
-    relaxedDot,
-    wordDots: relaxedDot && takesWordDots(),
-    wideTiles: keepsWideTiles(),
-  };
+  return { relaxedMadd: true, byteDot: byteDotForm(), wideTiles: keepsWideTiles() };
 }

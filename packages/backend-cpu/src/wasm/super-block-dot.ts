@@ -49,7 +49,7 @@ export type KQuantXForm = 'i16' | 'i8';
  * unsigned.
  */
 export function kQuantXForm(features: KernelFeatures): KQuantXForm {
-  return features.relaxedDot ? 'i8' : 'i16';
+  return features.byteDot === 'none' ? 'i16' : 'i8';
 }
 
 /**
