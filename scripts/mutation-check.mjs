@@ -23,6 +23,9 @@ const WIDE_TILES = { LOOM_WASM_WIDE_TILES: '1' };
 /** The plain SIMD kernels whatever the engine: products of many rows then decode quantized weights to f32. */
 const PLAIN_SIMD = { LOOM_WASM_RELAXED_SIMD: '0' };
 
+/** The byte dot product's i16 form whatever the engine would pick (every engine with relaxed SIMD has it exact). */
+const I16_BYTE_DOT = { LOOM_WASM_BYTE_DOT: 'i16' };
+
 /**
  * Each mutation: one exact text replacement in one kernel file, the conformance groups that must catch it, and the
  * environment they run in when the mutated code needs one (`env`).
@@ -239,6 +242,7 @@ const mutations = [
     from: 'dot(2, nibble(8))',
     to: 'dot(2, nibble(4))',
     groups: ['quantizedMatmul'],
+    env: PLAIN_SIMD,
   },
   {
     name: "Q4_0 drops the nibbles' offset of 8 (activation quantizer)",
@@ -277,11 +281,28 @@ const mutations = [
     groups: ['quantizedMatmul'],
   },
   {
-    name: "Q6_K's group loop scales both halves of a group by the first half's scale (WebAssembly, V8 before 13.6)",
+    name: "Q6_K's i16 byte dot products scale each group's second sub-block by the first's scale (WebAssembly)",
     file: 'packages/backend-cpu/src/wasm/q6k-dot-kernel.ts',
-    from: "add(rows[t], add(op('i32.shl', g, 1), part))",
-    to: "add(rows[t], op('i32.shl', g, 1))",
+    from: 'wordSplat(words, 2 * k + part)',
+    to: 'wordSplat(words, 2 * k)',
     groups: ['quantizedMatmul'],
+    env: I16_BYTE_DOT,
+  },
+  {
+    name: "Q4_K's i16 byte dot products swap the scales of a pair of sub-blocks (WebAssembly)",
+    file: 'packages/backend-cpu/src/wasm/q4k-dot-kernel.ts',
+    from: 'wordSplat(scaleWords[t], j + h)',
+    to: 'wordSplat(scaleWords[t], j + 1 - h)',
+    groups: ['quantizedMatmul'],
+    env: I16_BYTE_DOT,
+  },
+  {
+    name: "Q8_0's i16 byte dot products add x's negative part instead of taking it off (WebAssembly)",
+    file: 'packages/backend-cpu/src/wasm/quant-dot-kernel.ts',
+    from: "simd(\n          'i16x8.sub',",
+    to: "simd(\n          'i16x8.add',",
+    groups: ['quantizedMatmul'],
+    env: I16_BYTE_DOT,
   },
   {
     name: 'Q6_K reads its sub-block scales unsigned (JavaScript)',

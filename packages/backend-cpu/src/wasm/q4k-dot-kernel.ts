@@ -4,7 +4,6 @@ import {
   load,
   mulAdd,
   type Operand,
-  op,
   relaxedSimd,
   scalar,
   simd,
@@ -14,9 +13,7 @@ import {
 import type { FunctionBuilder } from './function-builder';
 import { ValType } from './opcodes';
 import {
-  hoistsLoads,
   kQuantXForm,
-  type LoopStep,
   OUTPUT_TILE,
   superBlockDotKernel,
   wordPair,
@@ -26,7 +23,6 @@ import {
 } from './super-block-dot';
 
 const V = ValType.v128;
-const { add } = scalar;
 
 /** Bytes of a Q4_K super-block's codes (see QuantizedWeight): 8 scales, 8 mins, then 128 bytes of nibbles. */
 export const Q4K_BLOCK_BYTES = 144;
@@ -69,53 +65,6 @@ function subBlockDot(
     dots.push(simd('i32x4.dot_i16x8_s', nibble(raw[half], low + 8), xv[2 * half + 1]));
   }
   return simd('i32x4.add', simd('i32x4.add', dots[0], dots[1]), simd('i32x4.add', dots[2], dots[3]));
-}
-
-/** subBlockLoop's locals: x's four vectors, two of raw bytes, the mask, the sub-block, x's pointer and the shift. */
-interface LoopLocals {
-  readonly xv: readonly Local[];
-  readonly raw: readonly [Local, Local];
-  readonly mask: Local;
-  readonly j: Local;
-  readonly xq: Local;
-  readonly shift: Local;
-}
-
-/**
- * The plain SIMD super-block of Q4_K in a loop over its 8 sub-blocks, for compilers that would spill the unrolled one
- * (V8 before 13.6 loads every operand of a basic block at its top, 32 of x's vectors and 16 of the weights' here; one
- * thread, hot in the caches, Node 20: 4.5-4.8 -> 6.7-7.1 GB/s; Node 26's plain SIMD keeps the unrolled one, 11-12
- * against 7): each sub-block's nibbles shifted down by 4 · (j & 1) at run time (then brought out as subBlockDot's
- * even ones are), its dot product times the 6-bit scale s_j added to isum (i32x4.mul: each lane at most 8 · 15 ·
- * 127 · 63 in size).
- */
-function subBlockLoop(
-  f: FunctionBuilder,
-  { outputs, rows, xp, isum }: LoopStep,
-  { xv, raw, mask, j, xq, shift }: LoopLocals,
-): void {
-  f.set(xq, xp);
-  f.for(j, 0, 8, 1, () => {
-    for (let q = 0; q < 4; q++) f.set(xv[q], simdLoad('v128.load', xq, 16 * q));
-    f.set(shift, op('i32.shl', op('i32.and', j, 1), 2));
-    // Byte offset of the sub-block's 32 bytes of nibbles in its row: 16 + 32 (j >> 1).
-    const chunk = add(Q4K_SCALE_BYTES, op('i32.shl', op('i32.shr_u', j, 1), 5));
-    for (let t = 0; t < outputs; t++) {
-      const dots: Expr[] = [];
-      for (let half = 0; half < 2; half++) {
-        const bytes = simdLoad('v128.load', add(rows[t], chunk), 16 * half);
-        f.set(raw[half], simd('i16x8.shr_u', bytes, shift));
-        const low = simd('v128.and', raw[half], mask);
-        const high = simd('v128.and', simd('i16x8.shr_u', raw[half], 8), mask);
-        dots.push(simd('i32x4.dot_i16x8_s', low, xv[2 * half]));
-        dots.push(simd('i32x4.dot_i16x8_s', high, xv[2 * half + 1]));
-      }
-      const dot = simd('i32x4.add', simd('i32x4.add', dots[0], dots[1]), simd('i32x4.add', dots[2], dots[3]));
-      const scale = simd('i32x4.splat', op('i32.and', load('i32.load8_u', add(rows[t], j)), 63));
-      f.set(isum[t], simd('i32x4.add', isum[t], simd('i32x4.mul', dot, scale)));
-    }
-    f.set(xq, add(xq, 64));
-  });
 }
 
 /**
@@ -172,7 +121,6 @@ export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
     const relaxed = kQuantXForm(features) === 'i8';
     const xv = f.locals(V, 4);
     const [raw0, raw1, mins, mask] = f.locals(V, 4);
-    const [sub, xq, shift] = f.locals(ValType.i32, 3);
     f.set(mask, simd(relaxed ? 'i8x16.splat' : 'i16x8.splat', 15));
     return ({ outputs, rows, scales, acc, xp, dx }) => {
       for (let t = 0; t < outputs; t++) {
@@ -216,8 +164,6 @@ export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
               );
           }
         }
-      } else if (hoistsLoads(features)) {
-        subBlockLoop(f, { outputs, rows, xp, isum }, { xv, raw: [raw0, raw1], mask, j: sub, xq, shift });
       } else {
         for (let j = 0; j < 8; j++) {
           for (let q = 0; q < 4; q++) f.set(xv[q], simdLoad('v128.load', xp, 64 * j + 16 * q));

@@ -4,7 +4,6 @@ import {
   load,
   mulAdd,
   type Operand,
-  op,
   relaxedSimd,
   scalar,
   simd,
@@ -14,9 +13,7 @@ import {
 import type { FunctionBuilder } from './function-builder';
 import { ValType } from './opcodes';
 import {
-  hoistsLoads,
   kQuantXForm,
-  type LoopStep,
   OUTPUT_TILE,
   superBlockDotKernel,
   wordPair,
@@ -25,7 +22,6 @@ import {
 } from './super-block-dot';
 
 const V = ValType.v128;
-const { add } = scalar;
 
 /**
  * Bytes of a Q6_K super-block's codes (see QuantizedWeight): 16 int8 scales, 128 bytes of low nibbles, 64 bytes of
@@ -57,12 +53,11 @@ export function q6kCodes(low: Local, high: Local, k: number, masks: Masks, unsig
   return unsigned ? bits : simd('i8x16.sub', bits, masks.offset);
 }
 
-/** The i8x16 constants `q6kCodes` reads: 15 (a nibble), 48 (a high pair at bits 4-5), the offset 32; 3 (a pair). */
+/** The i8x16 constants `q6kCodes` reads: 15 (a nibble), 48 (a high pair at bits 4-5) and the offset 32. */
 interface Masks {
   readonly low: Local;
   readonly high: Local;
   readonly offset: Local;
-  readonly pair: Local;
 }
 
 /** The masks of `q6kCodes`, as locals `f` sets once at its entry. */
@@ -71,61 +66,7 @@ export function q6kMasks(f: FunctionBuilder): Masks {
     low: f.constantBytes(15),
     high: f.constantBytes(48),
     offset: f.constantBytes(32),
-    pair: f.constantBytes(3),
   };
-}
-
-/** groupLoop's locals: the low and high bytes, the codes, the group, x's pointer and a shift. */
-interface LoopLocals {
-  readonly low: Local;
-  readonly high: Local;
-  readonly code: Local;
-  readonly g: Local;
-  readonly xq: Local;
-  readonly shift: Local;
-}
-
-/**
- * The plain SIMD super-block of Q6_K in a loop over its 8 groups of 32 values (g = 4h + k), for compilers that load
- * every operand of a block at its top (hoistsLoads): q6kCodes' shifts taken at run time (the nibble down by 4 · (k >>
- * 1); the high pair down by 2k, masked, then up by 4), each 16 values' dot product times its int8 scale s_(2g + part)
- * added to isum (i32x4.mul: each lane at most 4 · 32 · 127 · 128 in size).
- */
-function groupLoop(
-  f: FunctionBuilder,
-  { outputs, rows, xp, isum }: LoopStep,
-  { low, high, code, g, xq, shift }: LoopLocals,
-): void {
-  const masks = q6kMasks(f);
-  f.set(xq, xp);
-  f.for(g, 0, 8, 1, () => {
-    // Byte offsets in a row: low bytes 16 + 64h + 32 (k & 1), high bytes 144 + 32h.
-    const h = op('i32.shr_u', g, 2);
-    const lowAt = add(add(LOW_BYTES, op('i32.shl', h, 6)), op('i32.shl', op('i32.and', g, 1), 5));
-    const highAt = add(HIGH_BYTES, op('i32.shl', h, 5));
-    f.set(shift, op('i32.shl', op('i32.and', g, 3), 1)); // 2k
-    for (let t = 0; t < outputs; t++) {
-      for (let part = 0; part < 2; part++) {
-        f.set(low, simdLoad('v128.load', add(rows[t], lowAt), 16 * part));
-        f.set(high, simdLoad('v128.load', add(rows[t], highAt), 16 * part));
-        const nibble = simd(
-          'v128.and',
-          simd('i16x8.shr_u', low, op('i32.shl', op('i32.and', g, 2), 1)),
-          masks.low,
-        );
-        // (high >> 2k) & 3 in every byte, at bits 4-5: the mask 48 shifted down, applied, shifted back.
-        const pair = simd('i16x8.shl', simd('v128.and', simd('i16x8.shr_u', high, shift), masks.pair), 4);
-        f.set(code, simd('i8x16.sub', simd('v128.or', nibble, pair), masks.offset));
-        const x = (q: number) => simdLoad('v128.load', xq, 32 * part + 16 * q);
-        const first = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_low_i8x16_s', code), x(0));
-        const second = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_high_i8x16_s', code), x(1));
-        const scale = simd('i32x4.splat', load('i32.load8_s', add(rows[t], add(op('i32.shl', g, 1), part))));
-        const scaled = simd('i32x4.mul', simd('i32x4.add', first, second), scale);
-        f.set(isum[t], simd('i32x4.add', isum[t], scaled));
-      }
-    }
-    f.set(xq, add(xq, 64));
-  });
 }
 
 /**
@@ -149,53 +90,48 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
     const isum = f.locals(V, OUTPUT_TILE);
     const scaleBytes = f.locals(V, OUTPUT_TILE);
     const [low, high, code, half0] = f.locals(V, 4);
-    const [group, xq, shift] = f.locals(ValType.i32, 3);
     const masks = q6kMasks(f);
     return ({ outputs, rows, scales, acc, xp, dx }) => {
       for (let t = 0; t < outputs; t++) {
         f.set(isum[t], v128Zero);
         f.set(scaleBytes[t], simdLoad('v128.load', rows[t])); // s_0..s_15
       }
-      if (!relaxed && hoistsLoads(features)) {
-        groupLoop(f, { outputs, rows, xp, isum }, { low, high, code, g: group, xq, shift });
-      } else {
-        for (let g = 0; g < 8; g++) {
-          const [h, k] = [g >> 2, g & 3];
-          for (let t = 0; t < outputs; t++) {
-            // Sub-blocks j = 8h + 2k and j + 1, one a part: scale bytes j and j + 1 among these, widened to i16.
-            const words = simd(
-              h === 0 ? 'i16x8.extend_low_i8x16_s' : 'i16x8.extend_high_i8x16_s',
-              scaleBytes[t],
-            );
-            const dots: Expr[] = [];
-            for (let part = 0; part < 2; part++) {
-              f.set(low, simdLoad('v128.load', rows[t], LOW_BYTES + 64 * h + 32 * (k & 1) + 16 * part));
-              f.set(high, simdLoad('v128.load', rows[t], HIGH_BYTES + 32 * h + 16 * part));
-              f.set(code, q6kCodes(low, high, k, masks, relaxed));
-              if (features.byteDot === 'i16') {
-                // Each i16 lane at most 2 · 128 · 63 in size: exact; the sub-block's scale widens it to i32.
-                const x = simdLoad('v128.load', xp, 32 * g + 16 * part);
-                const sums = relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', x, code);
-                const scaled = simd('i32x4.dot_i16x8_s', sums, wordSplat(words, 2 * k + part));
-                f.set(isum[t], simd('i32x4.add', isum[t], scaled));
-              } else if (relaxed) {
-                // Signed x bytes against the unsigned 6-bit codes (0..63: exact on every engine).
-                const x = simdLoad('v128.load', xp, 32 * g + 16 * part);
-                dots.push(relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', x, code, v128Zero));
-              } else {
-                const x = (q: number) => simdLoad('v128.load', xp, 64 * g + 32 * part + 16 * q);
-                const first = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_low_i8x16_s', code), x(0));
-                const second = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_high_i8x16_s', code), x(1));
-                dots.push(simd('i32x4.add', first, second));
-              }
-              if (part === 0 && dots.length > 0) f.set(half0, dots[0]);
+      for (let g = 0; g < 8; g++) {
+        const [h, k] = [g >> 2, g & 3];
+        for (let t = 0; t < outputs; t++) {
+          // Sub-blocks j = 8h + 2k and j + 1, one a part: scale bytes j and j + 1 among these, widened to i16.
+          const words = simd(
+            h === 0 ? 'i16x8.extend_low_i8x16_s' : 'i16x8.extend_high_i8x16_s',
+            scaleBytes[t],
+          );
+          const dots: Expr[] = [];
+          for (let part = 0; part < 2; part++) {
+            f.set(low, simdLoad('v128.load', rows[t], LOW_BYTES + 64 * h + 32 * (k & 1) + 16 * part));
+            f.set(high, simdLoad('v128.load', rows[t], HIGH_BYTES + 32 * h + 16 * part));
+            f.set(code, q6kCodes(low, high, k, masks, relaxed));
+            if (features.byteDot === 'i16') {
+              // Each i16 lane at most 2 · 128 · 63 in size: exact; the sub-block's scale widens it to i32.
+              const x = simdLoad('v128.load', xp, 32 * g + 16 * part);
+              const sums = relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', x, code);
+              const scaled = simd('i32x4.dot_i16x8_s', sums, wordSplat(words, 2 * k + part));
+              f.set(isum[t], simd('i32x4.add', isum[t], scaled));
+            } else if (relaxed) {
+              // Signed x bytes against the unsigned 6-bit codes (0..63: exact on every engine).
+              const x = simdLoad('v128.load', xp, 32 * g + 16 * part);
+              dots.push(relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', x, code, v128Zero));
+            } else {
+              const x = (q: number) => simdLoad('v128.load', xp, 64 * g + 32 * part + 16 * q);
+              const first = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_low_i8x16_s', code), x(0));
+              const second = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_high_i8x16_s', code), x(1));
+              dots.push(simd('i32x4.add', first, second));
             }
-            if (features.byteDot === 'i16') continue;
-            // The pair's sums narrowed to one i16x8 and scaled by [s_j four times, s_j+1 four times].
-            const pairScales = wordPair(words, 2 * k);
-            const pair = simd('i16x8.narrow_i32x4_s', half0, dots[1]);
-            f.set(isum[t], simd('i32x4.add', isum[t], simd('i32x4.dot_i16x8_s', pair, pairScales)));
+            if (part === 0 && dots.length > 0) f.set(half0, dots[0]);
           }
+          if (features.byteDot === 'i16') continue;
+          // The pair's sums narrowed to one i16x8 and scaled by [s_j four times, s_j+1 four times].
+          const pairScales = wordPair(words, 2 * k);
+          const pair = simd('i16x8.narrow_i32x4_s', half0, dots[1]);
+          f.set(isum[t], simd('i32x4.add', isum[t], simd('i32x4.dot_i16x8_s', pair, pairScales)));
         }
       }
       for (let t = 0; t < outputs; t++) {

@@ -52,26 +52,6 @@ export function kQuantXForm(features: KernelFeatures): KQuantXForm {
   return features.byteDot === 'none' ? 'i16' : 'i8';
 }
 
-/**
- * Whether the compiler loads every operand of a basic block at its top (V8 before 13.6, e.g. Node 20: `wideTiles`
- * false, which the engine probe knows where relaxed SIMD validates), so a super-block unrolled whole spills: the plain
- * SIMD K-quant products then loop over its groups.
- */
-export function hoistsLoads(features: KernelFeatures): boolean {
-  return features.relaxedMadd && !features.wideTiles;
-}
-
-/**
- * What a super-block's loop (where hoistsLoads) reads and adds into: a tile's outputs, their rows of codes, x's
- * super-block, each output's i32x4 sums.
- */
-export interface LoopStep {
-  readonly outputs: number;
-  readonly rows: readonly Local[];
-  readonly xp: Local;
-  readonly isum: readonly Local[];
-}
-
 /** Byte offset of the sums within a super-block of x in the `i8` form. */
 export const X_BYTE_SUMS = 256;
 
