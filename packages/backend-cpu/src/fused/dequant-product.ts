@@ -24,11 +24,15 @@ const DEQUANT_MIN_ROWS = 16;
 
 /**
  * Whether a product of `rows` rows decodes W to f32 and runs the f32 product (see dequantGemmKernel) where the integer
- * kernels are slower: from DEQUANT_MIN_ROWS rows, with plain SIMD (i16 dot products) for every type, and for Q6_K even
- * with relaxed SIMD's byte dot products.
+ * kernels are slower: from DEQUANT_MIN_ROWS rows, with plain SIMD (i16 dot products) for every type, where the
+ * compiler spills wide loops (V8 before 13.6: Node 20's byte dot products, 110M prefill of 128 on a Zen 4, Q4_K 176
+ * against 260 tok/s, Q8_0 202 against 262), and for Q6_K and Q8_0 even with relaxed SIMD's byte dot products (Node 26,
+ * Q8_0 252-270 against 277-292; Q4_K's and Q4_0's integer kernels stay, 404 against 287 and 305-312 against 293-299).
  */
 function decodesWeight(type: QuantType, rows: number, features: KernelFeatures): boolean {
-  return rows >= DEQUANT_MIN_ROWS && (features.byteDot === 'none' || type === 'q6_k');
+  const integerFaster =
+    features.byteDot !== 'none' && features.wideTiles && (type === 'q4_k' || type === 'q4_0');
+  return rows >= DEQUANT_MIN_ROWS && !integerFaster;
 }
 
 /**
