@@ -299,8 +299,8 @@ const mutations = [
   {
     name: "Q8_0's i16 byte dot products add x's negative part instead of taking it off (WebAssembly)",
     file: 'packages/backend-cpu/src/wasm/quant-dot-kernel.ts',
-    from: "simd(\n          'i16x8.sub',",
-    to: "simd(\n          'i16x8.add',",
+    from: "simd('i16x8.sub', wordDot(codes",
+    to: "simd('i16x8.add', wordDot(codes",
     groups: ['quantizedMatmul'],
     env: I16_BYTE_DOT,
   },

@@ -114,6 +114,14 @@ export function relaxedSimd(name: RelaxedSimdOp, ...operands: Operand[]): Expr {
   });
 }
 
+/**
+ * Relaxed SIMD's byte dot product in its i16 form (ByteDot `i16`): each lane the sum of two products of a's signed
+ * bytes and b's bytes, exact where b's are 0..127 and the sum fits in i16.
+ */
+export function wordDot(a: Operand, b: Operand): Expr {
+  return relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', a, b);
+}
+
 /** A SIMD lane instruction (e.g. extract_lane) on `vector`. */
 export function lane(name: SimdLaneOp, vector: Operand, index: number): Expr {
   return expr((code) => {

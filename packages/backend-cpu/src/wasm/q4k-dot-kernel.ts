@@ -9,6 +9,7 @@ import {
   simd,
   simdLoad,
   v128Zero,
+  wordDot,
 } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { ValType } from './opcodes';
@@ -95,8 +96,8 @@ export function pairByteDots(x: (q: number) => Operand, nibbles: readonly Operan
  * pair as bytes (`x(q)`, vectors q = 0-3) against the pair's unsigned nibbles (pairNibbles).
  */
 export function pairWordDots(x: (q: number) => Operand, nibbles: readonly Operand[]): Expr[] {
-  const wordDot = (q: number) => relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', x(q), nibbles[q]);
-  return [0, 2].map((q) => simd('i16x8.add', wordDot(q), wordDot(q + 1)));
+  const dot = (q: number) => wordDot(x(q), nibbles[q]);
+  return [0, 2].map((q) => simd('i16x8.add', dot(q), dot(q + 1)));
 }
 
 /**
@@ -107,8 +108,8 @@ export function pairWordDots(x: (q: number) => Operand, nibbles: readonly Operan
  * scales in one more, the mins meet the code sums in another, and the super-block is scaled once in f32 (the loops
  * and parameters: superBlockDotKernel; scales holds d, dmin per super-block). With relaxed SIMD (kQuantXForm `i8`)
  * x's codes are bytes, and each pair of sub-blocks' 32 bytes are read once and take four byte dot products
- * against their nibbles (pairNibbles, pairByteDots), or in the byte dot product's i16 form (ByteDot) four, whose sums meet each
- * sub-block's scale at once (pairWordDots).
+ * against their nibbles (pairNibbles, pairByteDots); in the i16 form of the byte dot product (ByteDot) the four give
+ * each sub-block's sums in i16, which meet its scale at once (pairWordDots).
  */
 export const Q4K_DOT = superBlockDotKernel('q4k_dot', {
   blockBytes: Q4K_BLOCK_BYTES,

@@ -42,7 +42,8 @@ export const Q4K_ROWS_DOT = kernel({
     const acc = f.locals(V, Q4K_ROW_TILE);
     const isum = f.locals(V, Q4K_ROW_TILE);
     const nibbles = f.locals(V, 4);
-    const [raw0, raw1, sixBits, pairScales, secondScales] = f.locals(V, 5);
+    const [raw0, raw1, sixBits, pairScales] = f.locals(V, 4);
+    const subBlockScales = f.locals(V, 2);
     const sum = f.local(ValType.f32);
     const mask = f.constantBytes(15);
     f.set(xRowStep, mul(blocks, X_SUPER_BLOCK_BYTES));
@@ -69,8 +70,9 @@ export const Q4K_ROWS_DOT = kernel({
           if (features.byteDot === 'i16') {
             // Sub-blocks 2c and 2c + 1's scales, each in every lane.
             const words = simd('i16x8.extend_low_i8x16_u', sixBits);
-            f.set(pairScales, wordSplat(words, 2 * c));
-            f.set(secondScales, wordSplat(words, 2 * c + 1));
+            subBlockScales.forEach((scales, h) => {
+              f.set(scales, wordSplat(words, 2 * c + h));
+            });
           } else {
             f.set(pairScales, scalePair(sixBits, 2 * c));
           }
@@ -78,13 +80,10 @@ export const Q4K_ROWS_DOT = kernel({
             // x's codes of sub-blocks 2c and 2c + 1: bytes 64c .. 64c + 63 of its super-block.
             const x = (q: number) => simdLoad('v128.load', xp[t], 64 * c + 16 * q);
             if (features.byteDot === 'i16') {
-              const [first, second] = pairWordDots(x, nibbles);
-              const scaled = simd(
-                'i32x4.add',
-                simd('i32x4.dot_i16x8_s', first, pairScales),
-                simd('i32x4.dot_i16x8_s', second, secondScales),
-              );
-              f.set(isum[t], simd('i32x4.add', isum[t], scaled));
+              pairWordDots(x, nibbles).forEach((sums, h) => {
+                const scaled = simd('i32x4.dot_i16x8_s', sums, subBlockScales[h]);
+                f.set(isum[t], simd('i32x4.add', isum[t], scaled));
+              });
               continue;
             }
             const scaled = simd('i32x4.dot_i16x8_s', pairByteDots(x, nibbles), pairScales);

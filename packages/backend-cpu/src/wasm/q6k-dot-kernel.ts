@@ -9,6 +9,7 @@ import {
   simd,
   simdLoad,
   v128Zero,
+  wordDot,
 } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { ValType } from './opcodes';
@@ -79,7 +80,7 @@ export function q6kMasks(f: FunctionBuilder): Masks {
  * holds d per super-block). With relaxed SIMD (kQuantXForm `i8`, with the sums of each 16 codes of x) the unsigned
  * codes q meet x's bytes in one byte dot product per 16 values, without widening (each lane then at most 4 · 63 ·
  * 127: the narrowing stays exact), and the offset 32 · sum_s s · Σqx[s] is taken off once per super-block. In the
- * byte dot product's i16 form (ByteDot), and each sub-block's sums meet its scale at once.
+ * i16 form of the byte dot product (ByteDot), each sub-block's sums meet its scale at once instead.
  */
 export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
   blockBytes: Q6K_BLOCK_BYTES,
@@ -112,10 +113,11 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
             if (features.byteDot === 'i16') {
               // Each i16 lane at most 2 · 128 · 63 in size: exact; the sub-block's scale widens it to i32.
               const x = simdLoad('v128.load', xp, 32 * g + 16 * part);
-              const sums = relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', x, code);
-              const scaled = simd('i32x4.dot_i16x8_s', sums, wordSplat(words, 2 * k + part));
+              const scaled = simd('i32x4.dot_i16x8_s', wordDot(x, code), wordSplat(words, 2 * k + part));
               f.set(isum[t], simd('i32x4.add', isum[t], scaled));
-            } else if (relaxed) {
+              continue;
+            }
+            if (relaxed) {
               // Signed x bytes against the unsigned 6-bit codes (0..63: exact on every engine).
               const x = simdLoad('v128.load', xp, 32 * g + 16 * part);
               dots.push(relaxedSimd('i32x4.relaxed_dot_i8x16_i7x16_add_s', x, code, v128Zero));
@@ -125,7 +127,7 @@ export const Q6K_DOT = superBlockDotKernel('q6k_dot', {
               const second = simd('i32x4.dot_i16x8_s', simd('i16x8.extend_high_i8x16_s', code), x(1));
               dots.push(simd('i32x4.add', first, second));
             }
-            if (part === 0 && dots.length > 0) f.set(half0, dots[0]);
+            if (part === 0) f.set(half0, dots[0]);
           }
           if (features.byteDot === 'i16') continue;
           // The pair's sums narrowed to one i16x8 and scaled by [s_j four times, s_j+1 four times].

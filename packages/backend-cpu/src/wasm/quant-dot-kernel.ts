@@ -12,6 +12,7 @@ import {
   simd,
   simdLoad,
   v128Zero,
+  wordDot,
 } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { i32, kernel } from './kernel-spec';
@@ -98,11 +99,7 @@ function blockDot(
       // The i16 form: each lane of code · q⁺ − code · q⁻ is two products code · q, at most 2 · 128 · 127 in size
       // (exact in i16, though either part alone may not be), then its pairs added into i32.
       const part = (codes: Local, q: number) =>
-        simd(
-          'i16x8.sub',
-          relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', codes, l.x[q]),
-          relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', codes, l.x[q + 2]),
-        );
+        simd('i16x8.sub', wordDot(codes, l.x[q]), wordDot(codes, l.x[q + 2]));
       return simd(
         'i32x4.add',
         simd('i32x4.extadd_pairwise_i16x8_s', part(l.raw, 0)),
@@ -121,9 +118,7 @@ function blockDot(
     const high = simd('v128.and', simd('i16x8.shr_u', l.raw, 4), l.mask);
     if (features.byteDot === 'i16') {
       // The i16 form (each lane at most 4 · 128 · 15 in size: exact), its pairs then added into i32.
-      const wordDot = (q: number, nibbles: Operand) =>
-        relaxedSimd('i16x8.relaxed_dot_i8x16_i7x16_s', l.x[q], nibbles);
-      const words = simd('i16x8.add', wordDot(0, low), wordDot(1, high));
+      const words = simd('i16x8.add', wordDot(l.x[0], low), wordDot(l.x[1], high));
       return simd('i32x4.add', simd('i32x4.extadd_pairwise_i16x8_s', words), l.bias);
     }
     return byteDot(l.x[1], high, byteDot(l.x[0], low, l.bias));
@@ -147,9 +142,9 @@ function blockDot(
  * Each block's integer dot product runs in i32x4.dot_i16x8_s on codes widened to i16, or with relaxed SIMD in the
  * byte dot product i32x4.relaxed_dot_i8x16_i7x16_add_s, whose second operand must be 0..127 to be exact on every
  * engine: Q4_0's raw nibbles (the offset 8 · sum(qx) comes from xBias) or, against Q8_0's signed codes, the positive
- * and negative parts of qx (see ActivationForm); either way the integer sums are exact. In the byte dot product's i16
- * form (ByteDot) both take that instead. Each block's sum is scaled once. Outputs go QUANT_OUTPUT_TILE at a time, n / 4 rows apart (then the last n mod 4 one at a time), sharing
- * each block of x loaded, for every row of x in turn (the tile's rows of W stay in cache across rows). Parameters: m, n and `blocks` per row; pointers
+ * and negative parts of qx (see ActivationForm); either way the integer sums are exact. In the i16 form of the byte
+ * dot product (ByteDot) both take that form instead. Each block's sum is scaled once. Outputs go QUANT_OUTPUT_TILE at
+ * a time, n / 4 rows apart (then the last n mod 4 one at a time), sharing each block of x loaded, for every row of x in turn (the tile's rows of W stay in cache across rows). Parameters: m, n and `blocks` per row; pointers
  * and `oStep` (out's row stride) in bytes; xCodes rows are blocks · activationBlockBytes apart, xScales and xBias
  * (read by Q4_0 only) rows blocks · 4.
  */
