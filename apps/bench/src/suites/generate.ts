@@ -9,6 +9,7 @@ import { type Backend, scope, setBackend, type Tensor, tensor } from '@loom/tens
 import { backendLabel } from '../backend-label';
 import { browserGenerate } from '../browser/browser-generate';
 import { booleanFlag, type FlagValues, integerFlag, stringFlag, UsageError } from '../flags';
+import { MemoryReadProbe } from '../memory-read';
 import { stories15MShape } from '../model-shapes';
 import { llama2cRate } from '../peers/llama2c';
 import { llamaCppRate } from '../peers/llamacpp';
@@ -116,11 +117,42 @@ function defaultTargets(notes: string[]): Target[] {
   return list;
 }
 
-/** The backend of that name; the CPU one on `threads` threads (its default when undefined). */
-async function createBackend(name: SuiteOptions['backend'], threads: number | undefined): Promise<Backend> {
-  if (name === 'cpu') return new CpuBackend({ threads });
+/** A backend measured, and the threads its kernels run on (1 for WebGPU). */
+interface ThreadedBackend {
+  readonly backend: Backend;
+  readonly threads: number;
+}
+
+/** The backend of that name; the CPU one on `threads` threads (its default when undefined), started. */
+async function createBackend(
+  name: SuiteOptions['backend'],
+  threads: number | undefined,
+): Promise<ThreadedBackend> {
+  if (name === 'cpu') {
+    const backend = new CpuBackend({ threads });
+    return { backend, threads: await backend.threadsReady() };
+  }
   const { requireNodeWebGPU } = await import('@loom/webgpu-node');
-  return requireNodeWebGPU();
+  return { backend: await requireNodeWebGPU(), threads: 1 };
+}
+
+/**
+ * The thread counts of `--threads`: one, or a comma list (1,2) measured in the same rounds, so their ratio is of one
+ * window; [undefined] (the backend's default) when absent.
+ */
+function threadCounts(values: FlagValues, backend: SuiteOptions['backend']): (number | undefined)[] {
+  const text = stringFlag(values, 'threads');
+  if (text === undefined) return [undefined];
+  const counts = text.split(',').map(Number);
+  if (counts.some((n) => !Number.isInteger(n) || n < 1) || new Set(counts).size !== counts.length) {
+    throw new UsageError(
+      `--threads: expected a thread count ≥ 1 or a comma list of different ones (1,2), got ${JSON.stringify(text)}`,
+    );
+  }
+  if (counts.length > 1 && backend !== 'cpu') {
+    throw new UsageError(`--threads ${text}: a list of thread counts is for the cpu backend`);
+  }
+  return counts;
 }
 
 /** Decode steps of each quantized-format measurement unless `--tokens N` says otherwise. */
@@ -144,6 +176,26 @@ interface Rates {
   readonly llamaCppDecode: number[];
   readonly llamaCppPrefill: number[];
   readonly llama2cDecode: number[];
+  /** GB/s of the memory read probe on the same number of threads (none on WebGPU). */
+  readonly memoryRead: number[];
+}
+
+function emptyRates(): Rates {
+  return {
+    loomPrefill: [],
+    loomDecode: [],
+    loomDecodeCpu: [],
+    llamaCppDecode: [],
+    llamaCppPrefill: [],
+    llama2cDecode: [],
+    memoryRead: [],
+  };
+}
+
+/** One thread count's measurements of a target: its backend, the model built on it, and each round's figures. */
+interface ThreadRun extends ThreadedBackend {
+  readonly model: TransformerLM;
+  readonly rates: Rates;
 }
 
 /** The peers to run on a `--model`, from the flags; each needs its own copy of the same weights. */
@@ -238,7 +290,8 @@ function countRows(name: string, steps: readonly StepCounts[], model: Transforme
   ];
 }
 
-function rateRows(name: string, steps: number, rates: Rates): Row[] {
+/** `stepBytes`: the weights a decode step reads, whose rate at Loom's decode speed is set against the probe's. */
+function rateRows(name: string, steps: number, rates: Rates, stepBytes: number): Row[] {
   const rows: Row[] = [
     {
       model: name,
@@ -253,6 +306,13 @@ function rateRows(name: string, steps: number, rates: Rates): Row[] {
     },
   ];
   const loomDecode = median(rates.loomDecode);
+  const weightReads = (loomDecode * stepBytes) / 1e9;
+  rows.push({ model: name, measure: 'Loom decode weight reads (GB/s)', value: weightReads });
+  if (rates.memoryRead.length > 0) {
+    const probe = median(rates.memoryRead);
+    rows.push({ model: name, measure: 'memory read probe, same threads (GB/s)', value: probe });
+    rows.push({ model: name, measure: 'Loom decode weight reads / probe (x)', value: weightReads / probe });
+  }
   if (rates.llamaCppDecode.length > 0) {
     const decode = median(rates.llamaCppDecode);
     rows.push({ model: name, measure: `llama.cpp decode ${steps} tokens (tok/s)`, value: decode });
@@ -271,6 +331,31 @@ function rateRows(name: string, steps: number, rates: Rates): Row[] {
     const decode = median(rates.llama2cDecode);
     rows.push({ model: name, measure: `llama2.c decode ${steps} tokens (tok/s)`, value: decode });
     rows.push({ model: name, measure: 'Loom / llama2.c decode (x)', value: loomDecode / decode });
+  }
+  return rows;
+}
+
+/**
+ * With several thread counts: each one's decode tokens/s and probe GB/s over the first count's, from the same rounds,
+ * so what more threads bring to decode can be set against what they bring to reading memory.
+ */
+function scalingRows(runs: readonly ThreadRun[], name: (run: ThreadRun) => string): Row[] {
+  const [first, ...others] = runs;
+  const rows: Row[] = [];
+  for (const run of others) {
+    const over = `/ ${first.threads} thread${first.threads === 1 ? '' : 's'} (x)`;
+    rows.push({
+      model: name(run),
+      measure: `Loom decode ${over}`,
+      value: median(run.rates.loomDecode) / median(first.rates.loomDecode),
+    });
+    if (run.rates.memoryRead.length > 0) {
+      rows.push({
+        model: name(run),
+        measure: `memory read probe ${over}`,
+        value: median(run.rates.memoryRead) / median(first.rates.memoryRead),
+      });
+    }
   }
   return rows;
 }
@@ -306,12 +391,12 @@ export const generateSuite: Suite = {
     'browser-backend': { type: 'string' },
   },
   usage:
-    '[--model PATH] [--threads N] [--tokens N] [--rounds N] [--llama-cpp DIR --gguf PATH] [--llama2c BIN --llama2c-tokenizer PATH] [--recompute-samples N] [--quantized 15M,110M|none] [--weights f32|quantized] [--browser [--browser-backend cpu|webgpu|webgpu-swiftshader]]',
+    '[--model PATH] [--threads N|1,2] [--tokens N] [--rounds N] [--llama-cpp DIR --gguf PATH] [--llama2c BIN --llama2c-tokenizer PATH] [--recompute-samples N] [--quantized 15M,110M|none] [--weights f32|quantized] [--browser [--browser-backend cpu|webgpu|webgpu-swiftshader]]',
   async run(options): Promise<SuiteResult> {
     const { values } = options;
     if (booleanFlag(values, 'browser')) return browserGenerate(values, options.backend);
     const modelPath = stringFlag(values, 'model');
-    const threads = integerFlag(values, 'threads', 1);
+    const counts = threadCounts(values, options.backend);
     const peers = peersFrom(values, modelPath);
     const samples = integerFlag(values, 'recompute-samples', 0) ?? RECOMPUTE_SAMPLES;
     const withPeers = peers.llamaCpp !== undefined || peers.llama2c !== undefined;
@@ -321,7 +406,9 @@ export const generateSuite: Suite = {
       modelPath === undefined && options.backend === 'cpu'
         ? quantizedShapes(stringFlag(values, 'quantized'))
         : [];
-    const backend = await createBackend(options.backend, threads);
+    const backends: ThreadedBackend[] = [];
+    for (const threads of counts) backends.push(await createBackend(options.backend, threads));
+    const backend = backends[0].backend;
     setBackend(backend);
     const chooser = new TokenChooser({ temperature: 0 });
     const notes: string[] = [];
@@ -335,50 +422,80 @@ export const generateSuite: Suite = {
               build: () => transformerFromTensors(loadModelFile(modelPath, { weights }), modelPath),
             },
           ];
+    // Made after the first build, so that the peak memory of loading leaves out its buffer.
+    let probe: MemoryReadProbe | undefined;
+    const label = (name: string, threads: number) =>
+      backends.length === 1 ? name : `${name}, ${threads} thread${threads === 1 ? '' : 's'}`;
     const rows: Row[] = [];
-    for (const target of targets) {
-      const started = performance.now();
-      const model = target.build();
-      const built = { ms: performance.now() - started, peakBytes: process.resourceUsage().maxRSS * 1024 }; // KiB
-      const steps = integerFlag(values, 'tokens', 1) ?? Math.min(255, model.config.maxSeqLen - 1);
-      if (steps >= model.config.maxSeqLen) {
-        throw new UsageError(`--tokens ${steps}: ${target.name} has ${model.config.maxSeqLen} positions`);
-      }
-      const rates: Rates = {
-        loomPrefill: [],
-        loomDecode: [],
-        loomDecodeCpu: [],
-        llamaCppDecode: [],
-        llamaCppPrefill: [],
-        llama2cDecode: [],
-      };
-      await cachedDecodeMs(model, chooser, WARM_UP_STEPS);
-      // A B A B: each round runs Loom, then every peer, in the same window.
-      for (let round = 0; round < rounds; round++) {
-        const cpuBefore = process.cpuUsage();
-        rates.loomDecode.push((steps * 1000) / (await cachedDecodeMs(model, chooser, steps)));
-        const cpu = process.cpuUsage(cpuBefore);
-        rates.loomDecodeCpu.push((cpu.user + cpu.system) / 1000 / steps);
-        rates.loomPrefill.push(await prefillRate(model, chooser));
-        if (peers.llamaCpp) {
-          const { from, gguf } = peers.llamaCpp;
-          const rate = await llamaCppRate(from, gguf, threads ?? 1, steps, PREFILL_TOKENS);
-          rates.llamaCppDecode.push(rate.decodeTokensPerS);
-          if (rate.prefillTokensPerS !== undefined) rates.llamaCppPrefill.push(rate.prefillTokensPerS);
+    try {
+      for (const target of targets) {
+        const runs: ThreadRun[] = [];
+        let built = { ms: 0, peakBytes: 0 };
+        for (const b of backends) {
+          setBackend(b.backend);
+          const started = performance.now();
+          runs.push({ ...b, model: target.build(), rates: emptyRates() });
+          // The first build only: a second copy of the weights is not what loading costs.
+          if (runs.length === 1)
+            built = { ms: performance.now() - started, peakBytes: process.resourceUsage().maxRSS * 1024 }; // KiB
         }
-        if (peers.llama2c && modelPath !== undefined) {
-          const { binary, tokenizer } = peers.llama2c;
-          rates.llama2cDecode.push(await llama2cRate(binary, modelPath, tokenizer, steps));
+        if (options.backend === 'cpu')
+          probe ??= MemoryReadProbe.create(Math.max(...backends.map((b) => b.threads)));
+        const { maxSeqLen } = runs[0].model.config;
+        const steps = integerFlag(values, 'tokens', 1) ?? Math.min(255, maxSeqLen - 1);
+        if (steps >= maxSeqLen) {
+          throw new UsageError(`--tokens ${steps}: ${target.name} has ${maxSeqLen} positions`);
         }
+        for (const run of runs) {
+          setBackend(run.backend);
+          await cachedDecodeMs(run.model, chooser, WARM_UP_STEPS);
+        }
+        // A B A B: each round runs Loom, then every peer, on each thread count in turn, then the probe: one window.
+        for (let round = 0; round < rounds; round++) {
+          for (const { backend, model, rates, threads } of runs) {
+            setBackend(backend);
+            const cpuBefore = process.cpuUsage();
+            rates.loomDecode.push((steps * 1000) / (await cachedDecodeMs(model, chooser, steps)));
+            const cpu = process.cpuUsage(cpuBefore);
+            rates.loomDecodeCpu.push((cpu.user + cpu.system) / 1000 / steps);
+            rates.loomPrefill.push(await prefillRate(model, chooser));
+            if (peers.llamaCpp) {
+              const { from, gguf } = peers.llamaCpp;
+              const rate = await llamaCppRate(from, gguf, threads, steps, PREFILL_TOKENS);
+              rates.llamaCppDecode.push(rate.decodeTokensPerS);
+              if (rate.prefillTokensPerS !== undefined) rates.llamaCppPrefill.push(rate.prefillTokensPerS);
+            }
+            if (peers.llama2c && modelPath !== undefined) {
+              const { binary, tokenizer } = peers.llama2c;
+              rates.llama2cDecode.push(await llama2cRate(binary, modelPath, tokenizer, steps, threads));
+            }
+          }
+          if (probe) for (const run of runs) run.rates.memoryRead.push(await probe.gbPerSecond(run.threads));
+        }
+        for (const run of runs) {
+          rows.push(
+            ...rateRows(label(target.name, run.threads), steps, run.rates, run.model.stepWeightBytes),
+          );
+        }
+        rows.push(...scalingRows(runs, (run) => label(target.name, run.threads)));
+        if (modelPath !== undefined) rows.push(...loadRows(target.name, built.ms, built.peakBytes));
+        const [first] = runs;
+        if (first.backend instanceof WebGPUBackend && maxSeqLen > WARM_UP_STEPS + COUNTED_STEPS) {
+          const counted = await decodeStepCounts(
+            first.model,
+            first.backend,
+            chooser,
+            WARM_UP_STEPS,
+            COUNTED_STEPS,
+          );
+          rows.push(...countRows(target.name, counted, first.model));
+        }
+        for (const run of runs) run.model.dispose();
       }
-      rows.push(...rateRows(target.name, steps, rates));
-      if (modelPath !== undefined) rows.push(...loadRows(target.name, built.ms, built.peakBytes));
-      if (backend instanceof WebGPUBackend && model.config.maxSeqLen > WARM_UP_STEPS + COUNTED_STEPS) {
-        const counts = await decodeStepCounts(model, backend, chooser, WARM_UP_STEPS, COUNTED_STEPS);
-        rows.push(...countRows(target.name, counts, model));
-      }
-      model.dispose();
+    } finally {
+      await probe?.close();
     }
+    setBackend(backend);
     if (modelPath === undefined) rows.push(...(await cacheRows(chooser, samples, notes)));
     if (shapes.length > 0) {
       const quantized = {
@@ -393,7 +510,16 @@ export const generateSuite: Suite = {
         `quantized rows: random models, linear layers in f32, Q8_0, Q4_0, Q4_K (quantized in process; Q4_0 where a layer's input is not a multiple of 256) and BF16 (rounded in process), measured in turn each of ${quantized.rounds} round(s), median; --quantized none skips them.`,
       );
     }
-    notes.push(`median of ${rounds} round(s); Loom on ${backendLabel(backend, options.backend)}.`);
+    const on =
+      backends.length === 1
+        ? backendLabel(backend, options.backend)
+        : `${counts.join(', ')} CPU threads in turn`;
+    notes.push(`median of ${rounds} round(s); Loom on ${on}.`);
+    if (options.backend === 'cpu') {
+      notes.push(
+        'memory read probe: a WebAssembly SIMD loop of its own (not a Loom kernel) reading a 256 MiB buffer on as many threads, run after Loom and the peers in each round: the ceiling of decode, which reads every weight once per token; weight reads = the bytes of weights a decode step reads x tokens/s.',
+      );
+    }
     if (withPeers) notes.push('peers ran after Loom in every round, on the same weights and thread count.');
     notes.push(
       'Loom CPU time per token counts the process while it decodes, not while it waits for a core: a busy machine moves it less than tokens/s.',
