@@ -1,6 +1,15 @@
 import { emitMemarg, emitOperand, f32x4, type Local, load, type Operand, op } from './expr';
 import { writeUnsigned } from './leb128';
-import { Control, EMPTY_BLOCK_TYPE, MemOp, SIMD_PREFIX, SimdMemOp, ValType, Var } from './opcodes';
+import {
+  Control,
+  EMPTY_BLOCK_TYPE,
+  MEMORY_FILL,
+  MemOp,
+  SIMD_PREFIX,
+  SimdMemOp,
+  ValType,
+  Var,
+} from './opcodes';
 
 /** A branch target: the block or loop it was created for. */
 export interface Label {
@@ -107,6 +116,13 @@ export class FunctionBuilder {
     const code = this.#statement();
     emitOperand(code, load('i32.load', address));
     code.push(Control.drop);
+  }
+
+  /** memory.fill: sets `bytes` bytes from byte address `address` to the low byte of `value`. */
+  fillMemory(address: Operand, value: Operand, bytes: Operand): void {
+    const code = this.#statement();
+    for (const operand of [address, value, bytes]) emitOperand(code, operand);
+    code.push(...MEMORY_FILL);
   }
 
   /** v128 store of `value` at byte address `address + offset`. */

@@ -74,6 +74,9 @@ export const Control = {
   drop: 0x1a,
 } as const;
 
+/** Bulk memory's memory.fill: the 0xfc prefix, its code, then the memory index (0). */
+export const MEMORY_FILL = [0xfc, 0x0b, 0x00] as const;
+
 /** The block type of a block, loop or if without parameters or results. */
 export const EMPTY_BLOCK_TYPE = 0x40;
 
