@@ -103,7 +103,19 @@ async function recomputeDecodeMs(
 
 interface Target {
   readonly name: string;
-  readonly build: () => TransformerLM;
+  /** Reads what the model needs (a file's tensors, once) and gives the function that builds it on the current backend. */
+  readonly open: () => () => TransformerLM;
+}
+
+/** A model file's target: its tensors read once, however many backends it is built on. */
+function fileTarget(name: string, path: string, weights: WeightsMode = 'f32'): Target {
+  return {
+    name,
+    open: () => {
+      const loaded = loadModelFile(path, { weights });
+      return () => transformerFromTensors(loaded, path);
+    },
+  };
 }
 
 function defaultTargets(notes: string[]): Target[] {
@@ -111,9 +123,8 @@ function defaultTargets(notes: string[]): Target[] {
   const stories = sharedDataFile('models/stories260K.bin');
   if (stories === undefined)
     notes.push('stories260K skipped: ../shared/data/models/stories260K.bin is not there.');
-  else
-    list.push({ name: 'stories260K', build: () => transformerFromTensors(loadModelFile(stories), stories) });
-  list.push({ name: 'stories15M shape', build: () => new TransformerLM(stories15MShape(256)).eval() });
+  else list.push(fileTarget('stories260K', stories));
+  list.push({ name: 'stories15M shape', open: () => () => new TransformerLM(stories15MShape(256)).eval() });
   return list;
 }
 
@@ -196,6 +207,27 @@ function emptyRates(): Rates {
 interface ThreadRun extends ThreadedBackend {
   readonly model: TransformerLM;
   readonly rates: Rates;
+}
+
+/**
+ * `target` built on each backend in turn, its file read once, and what its first build took (the read included):
+ * milliseconds, and the process's peak memory then (a second copy of the weights is not what loading costs).
+ */
+function buildRuns(
+  target: Target,
+  backends: readonly ThreadedBackend[],
+): { runs: ThreadRun[]; built: { ms: number; peakBytes: number } } {
+  const started = performance.now();
+  const build = target.open();
+  const runs: ThreadRun[] = [];
+  let built = { ms: 0, peakBytes: 0 };
+  for (const b of backends) {
+    setBackend(b.backend);
+    runs.push({ ...b, model: build(), rates: emptyRates() });
+    if (runs.length === 1)
+      built = { ms: performance.now() - started, peakBytes: process.resourceUsage().maxRSS * 1024 }; // KiB
+  }
+  return { runs, built };
 }
 
 /** The peers to run on a `--model`, from the flags; each needs its own copy of the same weights. */
@@ -414,31 +446,15 @@ export const generateSuite: Suite = {
     const notes: string[] = [];
     const loadAtStart = loadavg();
     const targets: Target[] =
-      modelPath === undefined
-        ? defaultTargets(notes)
-        : [
-            {
-              name: basename(modelPath),
-              build: () => transformerFromTensors(loadModelFile(modelPath, { weights }), modelPath),
-            },
-          ];
-    // Made after the first build, so that the peak memory of loading leaves out its buffer.
+      modelPath === undefined ? defaultTargets(notes) : [fileTarget(basename(modelPath), modelPath, weights)];
+    // Made after the first target is built, so that the peak memory of loading leaves out its buffer.
     let probe: MemoryReadProbe | undefined;
     const label = (name: string, threads: number) =>
       backends.length === 1 ? name : `${name}, ${threads} thread${threads === 1 ? '' : 's'}`;
     const rows: Row[] = [];
     try {
       for (const target of targets) {
-        const runs: ThreadRun[] = [];
-        let built = { ms: 0, peakBytes: 0 };
-        for (const b of backends) {
-          setBackend(b.backend);
-          const started = performance.now();
-          runs.push({ ...b, model: target.build(), rates: emptyRates() });
-          // The first build only: a second copy of the weights is not what loading costs.
-          if (runs.length === 1)
-            built = { ms: performance.now() - started, peakBytes: process.resourceUsage().maxRSS * 1024 }; // KiB
-        }
+        const { runs, built } = buildRuns(target, backends);
         if (options.backend === 'cpu')
           probe ??= MemoryReadProbe.create(Math.max(...backends.map((b) => b.threads)));
         const { maxSeqLen } = runs[0].model.config;
