@@ -74,6 +74,14 @@ describe('loom convert', () => {
     expect(await greedy('stories260K.gguf')).toEqual(reference); // the vocabulary inside the file
     await convert(model, 'q8.gguf', '--tokenizer', tok512, '--weight-type', 'Q8_0');
     expect((await greedy('q8.gguf')).length).toBe(60);
+    for (const type of ['F16', 'BF16'] as const) {
+      const file = `${type.toLowerCase()}.gguf`;
+      await convert(model, file, '--tokenizer', tok512, '--weight-type', type);
+      const halves = loadModelFile(join(dir, file), { weights: 'quantized' }).halves ?? [];
+      expect(halves.map((h) => h.type)).toContain(type.toLowerCase());
+      // The products that read the 16-bit values as stored, and the float32 ones of the same values widened at load.
+      expect(await greedy(file)).toEqual(await greedy(file, '--weights', 'f32'));
+    }
   });
 
   it('refuses bad command lines with exit status 2 and failures with 1, on one line', async () => {

@@ -37,8 +37,9 @@ export const USAGE = `usage: loom generate -m PATH -p TEXT [options]
 
   -m, --model PATH              llama2.c .bin, GGUF, safetensors with config.json (Hugging Face or Loom), or a Loom checkpoint directory
       --tokenizer PATH          tokenizer file (default: the checkpoint's own, or tokenizer.json / tokenizer.bin beside the model)
-      --weights quantized|f32   quantized (default) keeps what the file stores: a GGUF file's Q8_0 / Q4_0 / Q4_K linear
-                                layers stay blocks, which their products read; f32 widens every weight to float32
+      --weights quantized|f32   quantized (default) keeps what the file stores: a GGUF file's Q8_0 / Q4_0 / Q4_K / Q6_K
+                                blocks and a GGUF or safetensors file's F16 / BF16 linear layers stay as stored, which
+                                their products read; f32 widens every weight to float32
   -p, --prompt TEXT             text to continue (default: empty, which llama2.c models start from BOS)
   -n, --max-tokens N            new tokens at most (default 256; generation also stops at EOS)
   -c, --context N               positions of the KV cache, at most the model's maximum (default: the prompt plus --max-tokens)

@@ -38,8 +38,8 @@ GET /health, GET /metrics), decoding every request in flight together.
 
   -m, --model PATH      llama2.c .bin, GGUF, safetensors with config.json, or a Loom checkpoint directory
   --tokenizer PATH      tokenizer file (default: the model's own, or tokenizer.json / tokenizer.bin beside it)
-  --weights MODE        quantized (default) keeps a GGUF file's Q8_0 / Q4_0 / Q4_K blocks, which the products read;
-                        f32 widens every weight to float32
+  --weights MODE        quantized (default) keeps a GGUF file's Q8_0 / Q4_0 / Q4_K / Q6_K blocks and F16 / BF16
+                        layers as stored, which the products read; f32 widens every weight to float32
   --host HOST           address to listen on (default 127.0.0.1, loopback only)
   --port N              port (default 8080; 0 picks a free one)
   --backend cpu|webgpu  compute backend (default cpu)

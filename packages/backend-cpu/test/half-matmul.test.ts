@@ -55,33 +55,41 @@ describe('16-bit weights on the CPU backend', () => {
     });
 
     for (const mode of MODES) {
-      it(`${mode.name}, ${type}: one-hot rows of x read back every finite pattern exactly`, async () => {
-        const backend = backends.get(mode.name);
-        if (!backend) throw new Error(`no backend for ${mode.name}`);
-        const inner = 8;
-        const bits = finitePatterns(type, inner); // W [out, 8], row-major
-        const out = bits.length / inner;
-        const weight = new HalfWeight(
-          type,
-          tensor(new Int32Array(bits.buffer), [out, inner / 2], { backend, dtype: 'i32' }),
-        );
-        // x = the identity [8, 8]: out[i, j] = W[j, i].
-        const eye = Float32Array.from({ length: inner * inner }, (_, k) => (k % (inner + 1) === 0 ? 1 : 0));
-        const y = await halfMatmul(tensor(eye, [inner, inner], { backend }), weight).data();
-        const values = WIDEN[type](bits);
-        for (let i = 0; i < inner; i++) {
-          for (let j = 0; j < out; j++) {
-            if (y[i * out + j] !== values[j * inner + i]) {
-              throw new Error(`[${i}, ${j}]: got ${y[i * out + j]}, expected ${values[j * inner + i]}`);
+      // One row of x at a time takes the dot kernels; 16 rows at once, W widened into f32 panels first.
+      for (const rows of [1, 16]) {
+        it(`${mode.name}, ${type}: one-hot rows of x, ${rows} a product, read back every finite pattern exactly`, async () => {
+          const backend = backends.get(mode.name);
+          if (!backend) throw new Error(`no backend for ${mode.name}`);
+          const inner = 16;
+          const bits = finitePatterns(type, inner); // W [out, 16], row-major
+          const out = bits.length / inner;
+          const weight = new HalfWeight(
+            type,
+            tensor(new Int32Array(bits.buffer), [out, inner / 2], { backend, dtype: 'i32' }),
+          );
+          const values = WIDEN[type](bits);
+          for (let first = 0; first < inner; first += rows) {
+            // x = rows first .. first + rows - 1 of the identity [16, 16]: out[r, j] = W[j, first + r].
+            const eye = Float32Array.from({ length: rows * inner }, (_, k) =>
+              k % inner === first + Math.floor(k / inner) ? 1 : 0,
+            );
+            const y = await halfMatmul(tensor(eye, [rows, inner], { backend }), weight).data();
+            for (let r = 0; r < rows; r++) {
+              for (let j = 0; j < out; j++) {
+                const want = values[j * inner + first + r];
+                if (y[r * out + j] !== want)
+                  throw new Error(`[${first + r}, ${j}]: got ${y[r * out + j]}, expected ${want}`);
+              }
             }
           }
-        }
-      });
+        });
+      }
 
       it(`${mode.name}, ${type}: many rows against odd output counts and a row length off the 8-value step`, async () => {
         const backend = backends.get(mode.name);
         if (!backend) throw new Error(`no backend for ${mode.name}`);
         for (const [rows, out, inner] of [
+          [20, 37, 96],
           [5, 37, 96],
           [3, 7, 172],
         ] as const) {
@@ -100,6 +108,51 @@ describe('16-bit weights on the CPU backend', () => {
               expect(Math.abs(y[r * out + j] - want)).toBeLessThan(1e-4 * Math.sqrt(inner));
             }
           }
+        }
+      });
+    }
+  }
+
+  for (const type of ['f16', 'bf16'] as const) {
+    for (const mode of MODES) {
+      it(`${mode.name}, ${type}: rows of x with huge, tiny and infinite values, one a product and all at once`, async () => {
+        const backend = backends.get(mode.name);
+        if (!backend) throw new Error(`no backend for ${mode.name}`);
+        const [out, inner] = [13, 96];
+        const bits = Uint16Array.from({ length: out * inner }, (_, k) => (k * 40503) & 0xbbff); // finite, |v| < 1, both signs
+        const values = WIDEN[type](bits);
+        // Magnitudes past 2^16 (binary16's dot kernel scales those rows less), far past it, tiny, and one infinity.
+        const scales = [3e5, 1e30, 1e-30, 1];
+        const xs = Float32Array.from(
+          { length: scales.length * inner },
+          (_, k) => scales[Math.floor(k / inner)] * Math.sin(k),
+        );
+        xs[3 * inner + 5] = Number.POSITIVE_INFINITY;
+        const weight = new HalfWeight(
+          type,
+          tensor(new Int32Array(bits.buffer), [out, inner / 2], { backend, dtype: 'i32' }),
+        );
+        const check = (y: ArrayLike<number>, r: number, row: number) => {
+          for (let j = 0; j < out; j++) {
+            let want = 0;
+            let magnitude = 0;
+            for (let i = 0; i < inner; i++) {
+              want += xs[r * inner + i] * values[j * inner + i];
+              magnitude += Math.abs(xs[r * inner + i] * values[j * inner + i]);
+            }
+            const got = y[row * out + j];
+            if (!Number.isFinite(want)) expect(got).toBe(want);
+            else expect(Math.abs(got - want)).toBeLessThanOrEqual(1e-6 * magnitude);
+          }
+        };
+        const all = await halfMatmul(tensor(xs, [scales.length, inner], { backend }), weight).data();
+        for (let r = 0; r < scales.length; r++) {
+          check(all, r, r);
+          const one = await halfMatmul(
+            tensor(xs.subarray(r * inner, (r + 1) * inner), [1, inner], { backend }),
+            weight,
+          ).data();
+          check(one, r, 0);
         }
       });
     }

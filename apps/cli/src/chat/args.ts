@@ -30,8 +30,8 @@ export const USAGE = `usage: loom chat -m PATH [options]
 
   -m, --model PATH              the model (any file or directory loom generate reads)
       --tokenizer PATH          tokenizer file (default: the model's own, or one beside it)
-      --weights quantized|f32   quantized (default) keeps a GGUF file's Q8_0 / Q4_0 / Q4_K blocks, which the
-                                products read; f32 widens every weight to float32
+      --weights quantized|f32   quantized (default) keeps a GGUF file's Q8_0 / Q4_0 / Q4_K / Q6_K blocks and F16 /
+                                BF16 layers as stored, which the products read; f32 widens every weight to float32
       --template NAME           plain, llama2 or chatml (default plain: User: / Assistant: lines)
       --system TEXT             a system message, kept when old turns are dropped
   -c, --context N               positions of the conversation (default: the model's maximum)

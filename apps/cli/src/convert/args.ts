@@ -24,7 +24,8 @@ export const USAGE = `usage: loom convert IN OUT [--to llama2c|loom|hf|gguf] [op
       --to FORMAT           llama2c, loom (model.safetensors + config.json + tokenizer.json), hf (model.safetensors
                             + Hugging Face config.json) or gguf; default: from OUT's extension (.bin, .gguf)
       --tokenizer PATH      the tokenizer to carry along (default: the model's own, or one beside IN)
-      --weight-type TYPE    GGUF matrices as F32, Q8_0 or Q4_0 (default F32)
+      --weight-type TYPE    GGUF matrices as F32, F16, BF16, Q8_0 or Q4_0 (default F32; loom quantize writes
+                            Q4_K and Q6_K too)
   -h, --help                this text
 
 The tokenizer travels along: inside a Loom checkpoint, as tokenizer.json beside Hugging Face weights, as
@@ -39,7 +40,7 @@ const SPEC: FlagSpec = {
 };
 
 const FORMATS: readonly OutputFormat[] = ['llama2c', 'loom', 'hf', 'gguf'];
-const WEIGHT_TYPES: readonly GgufWeightType[] = ['F32', 'Q8_0', 'Q4_0'];
+const WEIGHT_TYPES: readonly GgufWeightType[] = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0'];
 
 /** The format OUT's name implies, if any. */
 function formatOf(output: string): OutputFormat | undefined {

@@ -1,8 +1,10 @@
 import { bf16ToF32, f16ToF32, type HalfType } from '@loom/tensor';
 import type { CpuStorage } from '../storage';
-import { HALF_STEP } from '../wasm/half-dot-kernel';
+import { GEMM_WORK_BYTES } from '../wasm/gemm-kernel';
+import { HALF_STEP, halfDotWorkBytes } from '../wasm/half-dot-kernel';
 import { type CpuKernelSettings, kernelRuntime } from '../wasm/settings';
 import { checkOperandSizes, dotRowsInto, forkJoinByOutput } from './by-output';
+import { dequantProductInto } from './dequant-product';
 
 /** The geometry of one product: x [rows, inner] times a 16-bit W [out, inner]. */
 export interface HalfProduct {
@@ -18,7 +20,10 @@ const MACS_PER_MICRO = 2_000;
 /**
  * out [rows, out] = x [rows, inner] · Wᵀ for a 16-bit W (packed [out, inner / 2] i32, see HalfWeight), widening each
  * value as it is read: in WebAssembly (every operand in the heap, inner a multiple of 8) split across threads by
- * output, else JavaScript. Both are exact products of the widened values; only the order of the f32 sums differs.
+ * output, W widened into f32 panels once for a product of many rows (dequantProductInto), or of rows too long for
+ * the dot kernels' work area, and row by row for few; else JavaScript. All are exact products of the widened values
+ * (binary16's dot kernel: unless x holds magnitudes of 2^16 or more; see halfDotKernel); only the order of the f32
+ * sums differs.
  */
 export function halfMatmulInto(
   settings: CpuKernelSettings,
@@ -31,6 +36,13 @@ export function halfMatmulInto(
   const runtime = kernelRuntime(settings);
   const [xa, wa, oa] = [x.address, packed.address, out.address];
   if (!runtime || xa === undefined || wa === undefined || oa === undefined || p.inner % HALF_STEP !== 0) {
+    halfMatmulJs(p, x, packed, out);
+    return;
+  }
+  const product = { type: p.type, rows: p.rows, out: p.out, blocks: p.inner / HALF_STEP };
+  const dotFits = halfDotWorkBytes(p.rows, p.inner) <= GEMM_WORK_BYTES;
+  if (dequantProductInto(runtime, settings.threads, product, [xa, wa, wa, oa], !dotFits)) return;
+  if (!dotFits) {
     halfMatmulJs(p, x, packed, out);
     return;
   }

@@ -1,7 +1,8 @@
-import type { QuantType } from '@loom/tensor';
-import { type Expr, type Local, load, op, scalar, simd, simdLoad } from './expr';
+import type { HalfType, QuantType } from '@loom/tensor';
+import { type Expr, type Local, load, op, scalar, shuffle32, simd, simdLoad } from './expr';
 import type { FunctionBuilder } from './function-builder';
 import { emitGemmFewT } from './gemm-few-kernel';
+import { HALF_STEP, widenHalves } from './half-dot-kernel';
 import { i32, kernel } from './kernel-spec';
 import { ValType } from './opcodes';
 import { Q4K_BLOCK_BYTES } from './q4k-dot-kernel';
@@ -143,14 +144,41 @@ const Q6_K: BlockFormat = {
   },
 };
 
-const FORMATS = { q8_0: Q8_0, q4_0: Q4_0, q4_k: Q4_K, q6_k: Q6_K } as const satisfies Record<
-  QuantType,
-  BlockFormat
->;
+/**
+ * bfloat16 and binary16: 8 values from one v128 of 4 packed words (see HalfWeight) and no scales, widened as the dot
+ * kernels widen them (widenHalves: even and odd values apart) and stored back in order.
+ */
+function halfFormat(type: HalfType): BlockFormat {
+  return {
+    values: HALF_STEP,
+    codeBytes: 2 * HALF_STEP,
+    scaleBytes: 0,
+    decode(f, { codes, dst }, [raw, even, odd]) {
+      f.set(raw, simdLoad('v128.load', codes));
+      const [evenValues, oddValues] = widenHalves(f, type, raw);
+      f.set(even, evenValues);
+      f.set(odd, oddValues);
+      f.storeV128(dst, shuffle32(even, odd, [0, 4, 1, 5]));
+      f.storeV128(dst, shuffle32(even, odd, [2, 6, 3, 7]), 16);
+    },
+  };
+}
+
+/** What W's values are stored as: a block-quantized type or a 16-bit float. */
+export type PackedType = QuantType | HalfType;
+
+const FORMATS = {
+  q8_0: Q8_0,
+  q4_0: Q4_0,
+  q4_k: Q4_K,
+  q6_k: Q6_K,
+  bf16: halfFormat('bf16'),
+  f16: halfFormat('f16'),
+} as const satisfies Record<PackedType, BlockFormat>;
 
 /** The values, code bytes and scale bytes of one block of `type`. */
 export function dequantBlockFormat(
-  type: QuantType,
+  type: PackedType,
 ): Pick<BlockFormat, 'values' | 'codeBytes' | 'scaleBytes'> {
   return FORMATS[type];
 }
@@ -158,12 +186,13 @@ export function dequantBlockFormat(
 /**
  * A kernel `name`(m, n, blocks, panel, x, scales, codes, out, ldo): out[i, j] = sum_q x[i, q] · W[j, q] for the m rows
  * of x (f32, row-major [m, k], k = blocks · values) against the n rows of a `type` weight (its scales and codes back
- * to back, rows of `blocks` blocks; see QuantizedWeight), out's rows ldo elements apart. W is decoded to f32 `panel`
+ * to back, rows of `blocks` blocks; see QuantizedWeight; a 16-bit weight's words, its scales unread: see HalfWeight),
+ * out's rows ldo elements apart. W is decoded to f32 `panel`
  * rows at a time into the calling thread's work area, and each panel multiplied by gemm_few_t's code, so a product
  * of many rows (a prefill) runs at the f32 product's speed whatever the type, and x is not quantized. Pointers in
  * bytes.
  */
-function dequantGemmKernel<const N extends string>(name: N, type: QuantType) {
+function dequantGemmKernel<const N extends string>(name: N, type: PackedType) {
   const format = FORMATS[type];
   return kernel({
     name,
@@ -194,21 +223,26 @@ function dequantGemmKernel<const N extends string>(name: N, type: QuantType) {
   });
 }
 
-/** The dequantizing products, one per block type (see dequantGemmKernel). */
+/** The decoding products, one per packed type (see dequantGemmKernel). */
 export const DEQUANT_GEMM = [
   dequantGemmKernel('q8_0_gemm', 'q8_0'),
   dequantGemmKernel('q4_0_gemm', 'q4_0'),
   dequantGemmKernel('q4k_gemm', 'q4_k'),
   dequantGemmKernel('q6k_gemm', 'q6_k'),
+  dequantGemmKernel('bf16_gemm', 'bf16'),
+  dequantGemmKernel('f16_gemm', 'f16'),
 ] as const;
 
-/** The dequantizing product of `type`. */
-export function dequantGemmKernelName(type: QuantType): (typeof DEQUANT_GEMM)[number]['name'] {
-  return type === 'q8_0'
-    ? 'q8_0_gemm'
-    : type === 'q4_0'
-      ? 'q4_0_gemm'
-      : type === 'q4_k'
-        ? 'q4k_gemm'
-        : 'q6k_gemm';
+const KERNEL_NAMES: Readonly<Record<PackedType, (typeof DEQUANT_GEMM)[number]['name']>> = {
+  q8_0: 'q8_0_gemm',
+  q4_0: 'q4_0_gemm',
+  q4_k: 'q4k_gemm',
+  q6_k: 'q6k_gemm',
+  bf16: 'bf16_gemm',
+  f16: 'f16_gemm',
+};
+
+/** The decoding product of `type`. */
+export function dequantGemmKernelName(type: PackedType): (typeof DEQUANT_GEMM)[number]['name'] {
+  return KERNEL_NAMES[type];
 }

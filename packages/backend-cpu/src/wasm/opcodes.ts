@@ -56,6 +56,7 @@ export const Op = {
   'f32.demote_f64': 0xb6,
   'f64.convert_i32_u': 0xb8,
   'f64.promote_f32': 0xbb,
+  'i32.reinterpret_f32': 0xbc,
   'f32.reinterpret_i32': 0xbe,
 } as const;
 export type Op = keyof typeof Op;
@@ -149,6 +150,7 @@ export const SimdOp = {
   'i32x4.extend_low_i16x8_s': 0xa7,
   'i32x4.extend_high_i16x8_s': 0xa8,
   'i32x4.shl': 0xab,
+  'i32x4.shr_s': 0xac,
   'i32x4.shr_u': 0xad,
   'i32x4.add': 0xae,
   'i32x4.sub': 0xb1,
