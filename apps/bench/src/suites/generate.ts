@@ -169,7 +169,7 @@ function threadCounts(values: FlagValues, backend: SuiteOptions['backend']): (nu
 /** Decode steps of each quantized-format measurement unless `--tokens N` says otherwise. */
 const QUANTIZED_STEPS = 64;
 
-/** `--weights`: how a `--model` GGUF's Q8_0 / Q4_0 / Q4_K linear weights are held (see WeightsMode). */
+/** `--weights`: how a `--model` GGUF's Q8_0 / Q4_0 / Q4_K / Q6_K and F16 / BF16 linear weights are held (see WeightsMode). */
 function weightsFlag(flag: string | undefined): WeightsMode {
   if (flag === undefined || flag === 'f32' || flag === 'quantized') return flag ?? 'f32';
   throw new UsageError(`--weights ${flag}: expected f32 or quantized`);

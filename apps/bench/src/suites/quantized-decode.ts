@@ -24,8 +24,10 @@ const SHAPES = {
 type ShapeName = keyof typeof SHAPES;
 
 /** How each model's linear layers hold their weights. */
-const FORMATS = ['f32', 'q8_0', 'q4_0', 'q4_k', 'bf16'] as const;
+const FORMATS = ['f32', 'q8_0', 'q4_0', 'q4_k', 'bf16', 'f16'] as const;
 type Format = (typeof FORMATS)[number];
+/** The formats whose linear layers hold 16-bit floats. */
+type HalfFormat = Extract<Format, 'bf16' | 'f16'>;
 
 /** The shapes named by `--quantized` (a comma list of 15M, 110M; `none` for no rows). */
 export function quantizedShapes(flag: string | undefined): ShapeName[] {
@@ -50,8 +52,9 @@ export interface QuantizedDecodeOptions {
 /**
  * Decode tokens/s of random models of each shape on the CPU backend, on each thread count, with the linear layers
  * in f32, Q8_0, Q4_0 and Q4_K (Q4_0 where a layer's input is not a multiple of 256; quantized in process as
- * llama.cpp's reference quantizer would): one model whose products switch between the f32 weights and the blocks of
- * each type, measured in turn every round (f32, Q8_0, Q4_0, Q4_K, f32, ...), and the ratio of each quantized format to f32 (output projections untied, so quantized too). `restore` is set back as the current backend.
+ * llama.cpp's reference quantizer would), BF16 and F16: one model whose products switch between the f32 weights and
+ * the blocks or halves of each type, measured in turn every round (f32, Q8_0, Q4_0, Q4_K, BF16, F16, f32, ...), and
+ * the ratio of each compact format to f32 (output projections untied, so compacted too). `restore` is set back as the current backend.
  */
 export async function quantizedDecodeRows(options: QuantizedDecodeOptions, restore: Backend): Promise<Row[]> {
   const rows: Row[] = [];
@@ -62,16 +65,17 @@ export async function quantizedDecodeRows(options: QuantizedDecodeOptions, resto
     for (const shape of options.shapes) {
       const f32 = new TransformerLM(SHAPES[shape]()).eval();
       const quantized = new TransformerLM(SHAPES[shape]()).eval();
-      const blocks: Record<Exclude<Format, 'f32' | 'bf16'>, NamedQuantizedTensor[]> = {
+      const blocks: Record<Exclude<Format, 'f32' | HalfFormat>, NamedQuantizedTensor[]> = {
         q8_0: await quantizedLinearWeights(f32, 'q8_0'),
         q4_0: await quantizedLinearWeights(f32, 'q4_0'),
         q4_k: await quantizedLinearWeights(f32, 'q4_k'), // layers whose input is not whole super-blocks: Q4_0
       };
-      const halves = await halfLinearWeights(f32, 'bf16');
-      const rates: Record<Format, number[]> = { f32: [], q8_0: [], q4_0: [], q4_k: [], bf16: [] };
+      const halves = { bf16: await halfLinearWeights(f32, 'bf16'), f16: await halfLinearWeights(f32, 'f16') };
+      const rates: Record<Format, number[]> = { f32: [], q8_0: [], q4_0: [], q4_k: [], bf16: [], f16: [] };
       const modelOf = (format: Format): TransformerLM => {
         if (format === 'f32') return f32;
-        if (format === 'bf16') useHalfWeights(quantized, halves, `${shape} bf16`);
+        if (format === 'bf16' || format === 'f16')
+          useHalfWeights(quantized, halves[format], `${shape} ${format}`);
         else useQuantizedWeights(quantized, blocks[format], `${shape} ${format}`);
         return quantized;
       };
@@ -90,7 +94,7 @@ export async function quantizedDecodeRows(options: QuantizedDecodeOptions, resto
           value: median(rates[format]),
         });
       }
-      for (const format of ['q8_0', 'q4_0', 'q4_k', 'bf16'] as const) {
+      for (const format of FORMATS.filter((f) => f !== 'f32')) {
         rows.push({
           model: name,
           measure: `${format} / f32 decode (x)`,
