@@ -312,7 +312,7 @@ const mutations = [
     groups: ['quantizedMatmul', 'weightRows'],
   },
   {
-    name: "binary16 weights keep a copy of their sign in the exponent (WebAssembly, both 16-bit products)",
+    name: 'binary16 weights keep a copy of their sign in the exponent (WebAssembly, both 16-bit products)',
     file: 'packages/backend-cpu/src/wasm/half-dot-kernel.ts',
     from: 'bitsConstant(f, 0x8fffe000 | 0)',
     to: 'bitsConstant(f, 0x9fffe000 | 0)',
