@@ -25,11 +25,13 @@ const V = ValType.v128;
 const F = ValType.f32;
 
 /**
- * Rows of W a pass reads at once, each from its own part of W (rows j, j + n / 6, ...), sharing each 8 values of x
+ * Rows of W a pass reads at once, each from its own part of W (rows j, j + n / 4, ...), sharing each 8 values of x
  * loaded: a core streams memory faster with several distant sequential reads in flight (see gemv_t). One accumulator
- * a row, so the 6 rows, x's two halves and the constants stay in x64's 16 vector registers.
+ * a row. Six rows ran slower, their loop's values past x64's 16 vector registers: [1, 768] x [2048, 768]ᵀ from memory,
+ * one thread, 6 rows against 4: Node 20 bf16 15.0-16.5 against 19.0-20.2 GB/s, f16 13.8-16.0 against 20.2-20.6;
+ * Node 26 bf16 14.2-18.8 against 18.2-21.3, f16 12.2-15.5 against 19.1-21.7 (f32's gemv_t: 18-24).
  */
-const HALF_STREAMS = 6;
+const HALF_STREAMS = 4;
 
 /** Values per step of the inner loop: one v128 of packed weights (4 words, 8 halves). */
 export const HALF_STEP = 8;
