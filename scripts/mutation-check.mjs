@@ -314,15 +314,15 @@ const mutations = [
   {
     name: 'binary16 weights keep a copy of their sign in the exponent (WebAssembly, both 16-bit products)',
     file: 'packages/backend-cpu/src/wasm/half-dot-kernel.ts',
-    from: 'bitsConstant(f, 0x8fffe000 | 0)',
-    to: 'bitsConstant(f, 0x9fffe000 | 0)',
+    from: 'f.constantBits(0x8fffe000)',
+    to: 'f.constantBits(0x9fffe000)',
     groups: ['halfMatmul'],
   },
   {
     name: "bfloat16's odd values keep the even value's sign as a fraction bit (WebAssembly, both 16-bit products)",
     file: 'packages/backend-cpu/src/wasm/half-dot-kernel.ts',
-    from: 'bitsConstant(f, 0x0000ffff)',
-    to: 'bitsConstant(f, 0x00007fff)',
+    from: 'f.constantBits(0x0000ffff)',
+    to: 'f.constantBits(0x00007fff)',
     groups: ['halfMatmul'],
   },
   {

@@ -54,7 +54,8 @@ export interface QuantizedDecodeOptions {
  * in f32, Q8_0, Q4_0 and Q4_K (Q4_0 where a layer's input is not a multiple of 256; quantized in process as
  * llama.cpp's reference quantizer would), BF16 and F16: one model whose products switch between the f32 weights and
  * the blocks or halves of each type, measured in turn every round (f32, Q8_0, Q4_0, Q4_K, BF16, F16, f32, ...), and
- * the ratio of each compact format to f32 (output projections untied, so compacted too). `restore` is set back as the current backend.
+ * the ratio of each compact format to f32 (output projections untied, so compacted too). `restore` is set back as
+ * the current backend.
  */
 export async function quantizedDecodeRows(options: QuantizedDecodeOptions, restore: Backend): Promise<Row[]> {
   const rows: Row[] = [];

@@ -2,6 +2,7 @@ import type { HalfType } from '@loom/tensor';
 import { dequantBlockFormat, dequantGemmKernelName, type PackedType } from '../wasm/dequant-gemm-kernel';
 import type { KernelFeatures } from '../wasm/expr';
 import { GEMM_WORK_BYTES } from '../wasm/gemm-kernel';
+import { HALF_STEP, halfDotWorkBytes } from '../wasm/half-dot-kernel';
 import type { WasmRuntime } from '../wasm/runtime';
 import { forkJoinByOutput } from './by-output';
 
@@ -31,15 +32,18 @@ const DEQUANT_MIN_ROWS = 16;
 const HALF_DECODE_MIN_ROWS: Readonly<Record<HalfType, number>> = { bf16: 16, f16: 4 };
 
 /**
- * Whether a product of `rows` rows decodes W to f32 and runs the f32 product (see dequantGemmKernel) where the dot
- * kernels are slower: a 16-bit W from HALF_DECODE_MIN_ROWS rows; a quantized one from DEQUANT_MIN_ROWS rows, with
+ * Whether a product decodes W to f32 and runs the f32 product (see dequantGemmKernel) where the dot kernels are
+ * slower or cannot take it: a 16-bit W from HALF_DECODE_MIN_ROWS rows, or when the rows of x do not fit the dot
+ * kernels' work area (halfDotWorkBytes); a quantized one from DEQUANT_MIN_ROWS rows, with
  * plain SIMD (i16 dot products) for every type, where the compiler spills wide loops (V8 before 13.6: Node 20's byte
  * dot products, 110M prefill of 128 on a Zen 4, Q4_K 176 against 260 tok/s, Q8_0 202 against 262), and for Q6_K and
  * Q8_0 even with relaxed SIMD's byte dot products (Node 26, Q8_0 252-270 against 277-292; Q4_K's and Q4_0's integer
  * kernels stay, 404 against 287 and 305-312 against 293-299).
  */
-function decodesWeight(type: PackedType, rows: number, features: KernelFeatures): boolean {
-  if (type === 'bf16' || type === 'f16') return rows >= HALF_DECODE_MIN_ROWS[type];
+function decodesWeight({ type, rows, blocks }: DequantProduct, features: KernelFeatures): boolean {
+  if (type === 'bf16' || type === 'f16') {
+    return rows >= HALF_DECODE_MIN_ROWS[type] || halfDotWorkBytes(rows, blocks * HALF_STEP) > GEMM_WORK_BYTES;
+  }
   const integerFaster =
     features.byteDot !== 'none' && features.wideTiles && (type === 'q4_k' || type === 'q4_0');
   return rows >= DEQUANT_MIN_ROWS && !integerFaster;
@@ -47,17 +51,16 @@ function decodesWeight(type: PackedType, rows: number, features: KernelFeatures)
 
 /**
  * out = x · Wᵀ with W decoded to f32 a panel at a time in each thread's work area, split across threads by output,
- * where that is the faster way (decodesWeight) or `always`; `addresses` are x's, W's scales', W's codes' and out's in
- * the heap. False (nothing done) elsewhere, or when one row of W in f32 does not fit the work area.
+ * where that is the faster way (decodesWeight); `addresses` are x's, W's scales', W's codes' and out's in the heap.
+ * False (nothing done) elsewhere, or when one row of W in f32 does not fit the work area.
  */
 export function dequantProductInto(
   runtime: WasmRuntime,
   threads: number,
   p: DequantProduct,
   [x, scales, codes, output]: readonly number[],
-  always = false,
 ): boolean {
-  if (!always && !decodesWeight(p.type, p.rows, runtime.features)) return false;
+  if (!decodesWeight(p, runtime.features)) return false;
   const format = dequantBlockFormat(p.type);
   const rowBytes = 4 * p.blocks * format.values;
   const panel = Math.min(PANEL_ROWS, Math.floor(GEMM_WORK_BYTES / rowBytes));

@@ -45,9 +45,9 @@ export function halfMatmulInto(
     return;
   }
   const product = { type: p.type, rows: p.rows, out: p.out, blocks: p.inner / HALF_STEP };
-  const dotFits = halfDotWorkBytes(p.rows, p.inner) <= GEMM_WORK_BYTES;
-  if (dequantProductInto(runtime, settings.threads, product, [xa, wa, wa, oa], !dotFits)) return;
-  if (!dotFits) {
+  if (dequantProductInto(runtime, settings.threads, product, [xa, wa, wa, oa])) return;
+  if (halfDotWorkBytes(p.rows, p.inner) > GEMM_WORK_BYTES) {
+    // Neither path takes it: a row of W in f32 is past the work area too.
     halfMatmulJs(p, x, packed, out);
     return;
   }

@@ -187,10 +187,9 @@ export function dequantBlockFormat(
  * A kernel `name`(m, n, blocks, panel, x, scales, codes, out, ldo): out[i, j] = sum_q x[i, q] · W[j, q] for the m rows
  * of x (f32, row-major [m, k], k = blocks · values) against the n rows of a `type` weight (its scales and codes back
  * to back, rows of `blocks` blocks; see QuantizedWeight; a 16-bit weight's words, its scales unread: see HalfWeight),
- * out's rows ldo elements apart. W is decoded to f32 `panel`
- * rows at a time into the calling thread's work area, and each panel multiplied by gemm_few_t's code, so a product
- * of many rows (a prefill) runs at the f32 product's speed whatever the type, and x is not quantized. Pointers in
- * bytes.
+ * out's rows ldo elements apart. W is decoded to f32 `panel` rows at a time into the calling thread's work area, and
+ * each panel multiplied by gemm_few_t's code, so a product of many rows (a prefill) runs at the f32 product's speed
+ * whatever the type, and x is not quantized. Pointers in bytes.
  */
 function dequantGemmKernel<const N extends string>(name: N, type: PackedType) {
   const format = FORMATS[type];

@@ -69,10 +69,20 @@ export class FunctionBuilder {
 
   /** A local holding `byte` in all 16 byte lanes, set once at the function's entry (see `constant`). */
   constantBytes(byte: number): Local {
-    // As the bits of an f32: a byte below 0x7f never makes a NaN, whose bits a Float32Array need not keep.
+    // A byte below 0x7f never makes the four-byte pattern a NaN (see constantBits).
     if (!Number.isInteger(byte) || byte < 0 || byte >= 0x7f)
       throw new Error(`constantBytes: ${byte} is not in [0, 0x7f)`);
-    return this.constant(new Float32Array(Uint32Array.of(byte * 0x01010101).buffer)[0]);
+    return this.constantBits(byte * 0x01010101);
+  }
+
+  /**
+   * A local holding the 32-bit pattern `bits` in all four lanes, set once at the function's entry (see `constant`,
+   * which takes it as the f32 of those bits); throws on a NaN pattern, whose bits a Float32Array need not keep.
+   */
+  constantBits(bits: number): Local {
+    const value = new Float32Array(Uint32Array.of(bits).buffer)[0];
+    if (Number.isNaN(value)) throw new Error(`constantBits: 0x${(bits >>> 0).toString(16)} is a NaN pattern`);
+    return this.constant(value);
   }
 
   /** The code a statement goes to: the body, or its own piece while `interleave` records. */

@@ -1,7 +1,6 @@
 import type { HalfType } from '@loom/tensor';
 import {
   type Expr,
-  type Local,
   laneMax,
   laneSum,
   load,
@@ -39,13 +38,6 @@ export const HALF_STEP = 8;
 /** float32's exponent bias less binary16's: a binary16 pattern placed as float32 bits reads as its value · 2^-112. */
 const F16_REBIAS = 112;
 
-/** A local holding the 32-bit pattern `bits` in all four lanes, set once at the function's entry. */
-function bitsConstant(f: FunctionBuilder, bits: number): Local {
-  const value = new Float32Array(Uint32Array.of(bits).buffer)[0];
-  if (Number.isNaN(value)) throw new Error(`bitsConstant: 0x${bits.toString(16)} is a NaN pattern`);
-  return f.constant(value);
-}
-
 /**
  * The even-indexed and odd-indexed values of 4 packed words (8 halves; `words` a local) as two f32x4 of float32 bits:
  * bfloat16's values (the top half of a float32: the even, low, half shifted up, the odd one with the low bits
@@ -56,9 +48,9 @@ function bitsConstant(f: FunctionBuilder, bits: number): Local {
  */
 function halfBits(f: FunctionBuilder, type: HalfType, words: Operand): [even: Expr, odd: Expr] {
   if (type === 'bf16') {
-    return [simd('i32x4.shl', words, 16), simd('v128.andnot', words, bitsConstant(f, 0x0000ffff))];
+    return [simd('i32x4.shl', words, 16), simd('v128.andnot', words, f.constantBits(0x0000ffff))];
   }
-  const signAndMagnitude = bitsConstant(f, 0x8fffe000 | 0);
+  const signAndMagnitude = f.constantBits(0x8fffe000);
   const place = (half: Operand) => simd('v128.and', simd('i32x4.shr_s', half, 3), signAndMagnitude);
   return [place(simd('i32x4.shl', words, 16)), place(words)];
 }
